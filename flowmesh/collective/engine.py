@@ -186,12 +186,12 @@ class CollectiveEngine:
         try:
             return self._cycle(new)
         except CommunicationError as exc:
-            self._fail_all(self._communication_error(exc))
+            self._fail_all(self._communication_error(exc), new)
         except OpError as exc:
-            self._fail_all(exc)
+            self._fail_all(exc, new)
         except Exception as exc:  # noqa: BLE001 - a bug must fail requests, not hang them
             self._fail_all(InternalError(None, None, f"collective engine '{self.label}' "
-                                         f"crashed: {type(exc).__name__}: {exc}"))
+                                         f"crashed: {type(exc).__name__}: {exc}"), new)
         finally:
             with self._cv:
                 self._busy = False
@@ -348,13 +348,17 @@ class CollectiveEngine:
             f"Rank {self.rank}: lost ranks {lost or 'unknown'} while running {what}. Peer "
             f"status: {status}. A rank exited or died; check its log. ({exc})"))
 
-    def _fail_all(self, error: OpError) -> None:
+    def _fail_all(self, error: OpError, in_cycle: Sequence[Request] = ()) -> None:
+        """Breaks the engine: fails every unfinished request, queued, pending or taken by
+        the failed cycle (a speculative cycle holds its request outside the queues)."""
         with self._cv:
             self._failure = error
             requests = [r for q in self._pending.values() for r in q] + self._new
             self._pending.clear()
             self._new = []
             self._pending_count = 0
+        queued = {id(r) for r in requests}
+        requests += [r for r in in_cycle if id(r) not in queued and not r.handle.done()]
         for request in requests:
             request.handle.fail(error)
 

@@ -158,7 +158,7 @@ def check_sparse_gradients() -> None:
 # --- fusion and overlap in a traced step ---------------------------------------------------
 def check_trace() -> None:
     with tf.Graph().as_default():
-        x = tf.placeholder(tf.float32, [128, 384])
+        x = tf.placeholder(tf.float32, [1024, 384])  # backprop long enough to overlap
         h = x
         for i in range(6):
             w = tf.get_variable(f"w{i}", [384, 384])
@@ -169,7 +169,7 @@ def check_trace() -> None:
         opt = hvd.DistributedOptimizer(tf.train.GradientDescentOptimizer(0.01),
                                        bucket_size_mb=0.5)
         train_op = opt.minimize(loss)
-        feed = {x: np.random.RandomState(0).rand(128, 384).astype(np.float32)}
+        feed = {x: np.random.RandomState(0).rand(1024, 384).astype(np.float32)}
         options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
         metadata = tf.RunMetadata()
         with tf.Session() as sess:

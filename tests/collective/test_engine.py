@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import torch
 
+from flowmesh.collective.backends.base import CommunicationError
 from flowmesh.collective.backends.local import LocalCommunicator, LocalHub
 from flowmesh.collective.engine import CollectiveEngine
 from flowmesh.collective.request import Request
@@ -270,6 +271,31 @@ def test_speculation_survives_a_rank_submitting_something_else():
             return out + sorted(h.wait(10)[0][0].item() for h in handles)
 
         assert on_members(engines, body) == [[2.0, 2.0, 2.0, 2.0, 4.0]] * 2
+    finally:
+        for e in engines:
+            e.close()
+
+
+def test_a_failure_during_a_speculative_all_reduce_fails_the_waiting_request():
+    """The speculative cycle holds its request outside the queues: a peer lost during
+    it must fail that request (it once hung forever, the engine thread gone)."""
+    engines = make_engines(2)
+    try:
+        def warm_up(r: int, e: CollectiveEngine) -> None:
+            for _ in range(3):
+                e.run(Request("allreduce", "g", "g", [torch.ones(40_000)], "sum"))
+
+        on_members(engines, warm_up)
+        assert engines[0]._speculation is not None
+
+        def lost_peer(tensor: torch.Tensor, op: Any) -> None:
+            raise CommunicationError("allreduce failed on rank 0: Connection closed by peer")
+
+        engines[0].comm.allreduce = lost_peer  # type: ignore[method-assign]
+        engines[0].comm.peer_status = lambda: {}  # type: ignore[method-assign]
+        handle = engines[0].submit(Request("allreduce", "g", "g", [torch.ones(40_000)], "sum"))
+        with pytest.raises(OpError, match="Connection closed by peer"):
+            handle.wait(10)
     finally:
         for e in engines:
             e.close()

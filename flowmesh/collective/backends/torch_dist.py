@@ -8,9 +8,14 @@ timeout: a member that does not take part makes the others fail with a
 :class:`CommunicationError` instead of hanging. A heartbeat thread writes a counter to
 the store so that failure reports can say which members are dead; a launcher that saw a
 member die may say so directly (key ``dead/<rank>`` in the group's namespace), which ends
-the wait for the report at once. :meth:`TorchDistributedCommunicator.close` destroys the
-groups, which closes their connections: members still blocked on this one fail at once
-instead of waiting for their timeout (elastic training re-forms the group that way).
+the wait for the report at once. Waits on a collective poll that key too (every
+``_WAIT_SLICE_S``): gloo does not always notice a dead peer when the survivors wait on
+each other, so a reported death ends the wait at once instead of after the timeout.
+:meth:`TorchDistributedCommunicator.close` destroys the groups, which closes their
+connections: members still blocked on this one fail at once instead of waiting for their
+timeout (elastic training re-forms the group that way). A group with a collective still
+in flight cannot be destroyed (its worker thread would be joined, blocking until gloo's
+timeout), so it is set aside instead and its thread ends at that timeout.
 """
 
 from __future__ import annotations
@@ -41,6 +46,10 @@ _TORCH_OPS = {
 _CONTROL_CAPACITY = 1024  # bytes per member in the first control round
 HEARTBEAT_PERIOD_S = 0.5
 _DEAD_POLL_S = 0.05
+_WAIT_SLICE_S = 0.2
+# Groups closed while a collective was still in flight: destroying one would join a worker
+# thread blocked on a peer. They are kept alive here; gloo's timeout ends those threads.
+_ABANDONED_GROUPS: list[Any] = []
 
 
 def connect_store(host: str, port: int, is_master: bool, world_size: int | None,
@@ -128,6 +137,7 @@ class TorchDistributedCommunicator(Communicator):
         hb_store = connect_store(host, port, False, None, connect_s)
         self._hb_store = dist.PrefixStore(prefix, hb_store)
         self._busy: str | None = None
+        self._in_flight = False
         self._heartbeat = _Heartbeat(self._hb_store, rank, lambda: self._busy)
         self._heartbeat.start()
 
@@ -155,13 +165,32 @@ class TorchDistributedCommunicator(Communicator):
         return self._nccl
 
     def _wait(self, work: Any, what: str) -> None:
+        """Waits for ``work`` in slices; between slices, a member the launcher reported
+        dead ends the wait (the work stays in flight: see :meth:`close`)."""
+        slice_ = datetime.timedelta(seconds=_WAIT_SLICE_S)
+        while True:
+            try:
+                work.wait(slice_)
+                return
+            except RuntimeError as exc:
+                text = str(exc)
+                if "Operation timed out!" in text:
+                    dead = self._reported_dead_or_none()
+                    if dead:
+                        self._in_flight = True
+                        raise CommunicationError(
+                            f"{what} failed on rank {self.rank}: rank(s) {sorted(dead)} "
+                            "died (reported by the launcher)") from None
+                    continue
+                timed_out = "Timed out" in text or "timeout" in text.lower()
+                raise CommunicationError(f"{what} failed on rank {self.rank}: {_short(text)}",
+                                         timed_out=timed_out) from None
+
+    def _reported_dead_or_none(self) -> dict[int, PeerState]:
         try:
-            work.wait()
-        except RuntimeError as exc:
-            text = str(exc)
-            timed_out = "Timed out" in text or "timeout" in text.lower()
-            raise CommunicationError(f"{what} failed on rank {self.rank}: {_short(text)}",
-                                     timed_out=timed_out) from None
+            return self._reported_dead()
+        except (RuntimeError, OSError):
+            return {}  # the store is gone: gloo's own timeout still bounds the wait
 
     def _call(self, what: str, fn: Any) -> None:
         self._busy = what
@@ -282,6 +311,9 @@ class TorchDistributedCommunicator(Communicator):
         self._heartbeat.stop()
         self._heartbeat.join(timeout=2 * HEARTBEAT_PERIOD_S)
         groups, self._nccl, self._gloo = (self._nccl, self._gloo), None, None
+        if self._in_flight:
+            _ABANDONED_GROUPS.extend(g for g in groups if g is not None)
+            return
         for group in groups:
             shutdown = getattr(group, "shutdown", None)
             if shutdown is not None:
