@@ -1,6 +1,6 @@
 """Recovery time of parameter-server training: SIGKILL a worker or the ps, time the comeback.
 
-    python -m benchmarks.recovery [--repeats 5] [--kinds worker,ps] [--modes standby,cold]
+    python -m benchmarks.recovery [--repeats 5] [--kinds worker,ps] [--modes standby,cold,tf]
 
 Runs ``flowmesh launch --ps 1 --workers 2 --max-restarts N tests/fault_tolerance/ps_trainer.py``
 (async training of a small linear model, the chief checkpointing every 50 global steps,
@@ -18,8 +18,11 @@ the standby), ``imports`` (-> ``import flowmesh`` done; ~0 in a warm standby),
 ``server`` / ``session`` (-> the task serves / the monitored session is re-created,
 including the chief's restore) and ``step`` (-> first step). Modes: ``standby`` (the
 launcher's default with restarts: a warm interpreter takes over the task) and ``cold``
-(``--no-standby``: a new interpreter), one job per mode; ``cold`` is the reported peer.
-Goals (issue 7): <= 5 s for a worker, <= 10 s for a ps (median of 5).
+(``--no-standby``: a new interpreter), one job per mode; and ``tf``: the peer,
+TensorFlow's own ps runtime (``tf.compat.v1`` ``Server`` + ``MonitoredTrainingSession``,
+``benchmarks/tf_ps_trainer.py``, the same model, records and launcher, cold restarts since
+TensorFlow has no standby). Goals (issue 7): <= 5 s for a worker, <= 10 s for a ps
+(median of 5).
 """
 
 from __future__ import annotations
@@ -34,9 +37,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.fault_tolerance.harness import LaunchedJob
+from tests.fault_tolerance.harness import TRAINER, LaunchedJob
 
 ENV = {"FLOWMESH_HEARTBEAT_S": "1", "FLOWMESH_RPC_DEADLINE_S": "5"}
+TF_TRAINER = str(Path(__file__).with_name("tf_ps_trainer.py"))
+# what a worker logs when a step failed and its session will be re-created
+_FAILED_STEP = ("while running a step",  # flowmesh
+                "may be due to a preemption")  # TensorFlow's MonitoredSession
 PHASES = {"worker": ("spawn", "imports", "session", "step"),
           "ps": ("detect", "spawn", "imports", "server", "session", "step")}
 
@@ -65,7 +72,8 @@ def ps_phases(job: LaunchedJob, killed: float, restart: int) -> dict[str, float]
     session (restore included) and the first step; ``all`` is every worker stepping."""
     start = _incarnation(job, "ps:0", restart, "start")[0]
     serving = _incarnation(job, "ps:0", restart, "serving")[0]
-    detect = _first([r for r in job.records(kind="log") if "while running a step" in r["message"]], killed)
+    detect = _first([r for r in job.records(kind="log")
+                     if any(m in r["message"] for m in _FAILED_STEP)], killed)
     session = _first(job.records("worker:0", "session"), serving["t"])
     firsts = [_first(job.steps(w), session["t"]) for w in ("worker:0", "worker:1")]
     assert detect and session and all(firsts), "incomplete records"
@@ -106,9 +114,10 @@ def measure_mode(mode: str, kinds: Sequence[str], repeats: int, settle: float) -
     results: dict[str, list[dict]] = {k: [] for k in kinds}
     kill = {"worker": kill_worker, "ps": kill_ps}
     with tempfile.TemporaryDirectory(prefix="flowmesh-recovery-") as tmp:
+        trainer = {"tf": TF_TRAINER}.get(mode, TRAINER)
         with LaunchedJob(Path(tmp), workers=2, max_restarts=str(repeats + 1), standby=mode == "standby",
-                         env=ENV, timeout=0, args=["--steps", "100000000", "--sleep", "0.01",
-                                                   "--save_steps", "50"]) as job:
+                         env=ENV, timeout=0, trainer=trainer,
+                         args=["--steps", "100000000", "--sleep", "0.01", "--save_steps", "50"]) as job:
             for round_ in range(repeats):
                 for kind in (kinds if round_ % 2 == 0 else list(reversed(kinds))):
                     time.sleep(settle)  # failures are rare: a standby is warm again by then
@@ -126,7 +135,8 @@ def summarize(mode: str, kind: str, runs: list[dict[str, float]]) -> dict[str, A
 
 
 def report(summaries: list[dict[str, Any]], goals: dict[str, float]) -> list[dict[str, Any]]:
-    """Prints the table and one JSON line per kind (standby vs cold); returns the lines."""
+    """Prints the table and one JSON line per kind (flowmesh vs TensorFlow, and the cold
+    restart); returns the lines."""
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; seconds, median of "
           f"{summaries[0]['n'] if summaries else 0}")
     for s in summaries:
@@ -137,17 +147,19 @@ def report(summaries: list[dict[str, Any]], goals: dict[str, float]) -> list[dic
     lines = []
     by = {(s["mode"], s["kind"]): s for s in summaries}
     for kind in goals:
-        mine, peer = by.get(("standby", kind)), by.get(("cold", kind))
-        if mine is None and peer is None:
+        main = by.get(("standby", kind)) or by.get(("cold", kind))
+        if main is None:
             continue
-        main = mine or peer
         line = {"bench": "recovery", "config": f"{kind} SIGKILL, 1 ps + 2 workers, async, seconds to the "
                                               f"first step after recovery (lower is better)",
                 "flowmesh": main["total"], "mode": main["mode"], "goal_s": goals[kind],
                 "meets_goal": main["total"] <= goals[kind]}
-        if mine is not None and peer is not None:
-            line.update(peer="flowmesh cold restart", peer_value=peer["total"],
-                        ratio=round(peer["total"] / main["total"], 2))
+        tf_peer, cold = by.get(("tf", kind)), by.get(("cold", kind))
+        if tf_peer is not None:
+            line.update(peer="tensorflow ps runtime (cold restart)", peer_value=tf_peer["total"],
+                        ratio=round(tf_peer["total"] / main["total"], 2))
+        if cold is not None and cold is not main:
+            line.update(cold_restart=cold["total"])
         print(json.dumps(line))
         lines.append(line)
     return lines

@@ -41,11 +41,13 @@ class LaunchedJob:
         env: extra environment (``FLOWMESH_*`` deadlines...).
         timeout: the launcher's own ``--timeout`` (it stops everything after it).
         standby: pass ``--no-standby`` when False.
+        trainer: the script to run (default ``ps_trainer.py``; the recovery benchmark's
+            TensorFlow peer runs its own).
     """
 
     def __init__(self, workdir: Path, *, ps: int = 1, workers: int = 2, max_restarts: str | None = "2",
                  args: Sequence[str] = (), env: dict[str, str] | None = None, timeout: float = 90,
-                 standby: bool = True):
+                 standby: bool = True, trainer: str = TRAINER):
         self.logs = Path(workdir) / "logs"
         self.ckpt = Path(workdir) / "ckpt"
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -56,7 +58,8 @@ class LaunchedJob:
             argv += ["--max-restarts", max_restarts]
         if not standby:
             argv.append("--no-standby")
-        argv += [TRAINER, "--log_dir", str(self.logs), "--checkpoint_dir", str(self.ckpt), *args]
+        self.trainer = trainer
+        argv += [trainer, "--log_dir", str(self.logs), "--checkpoint_dir", str(self.ckpt), *args]
         self.started = time.time()
         self.child = Child(argv, child_env(env), name="flowmesh launch")
         try:
@@ -148,7 +151,7 @@ class LaunchedJob:
         for task in list(getattr(self, "_pids", {})):
             self.pid(task)  # collect restarted pids too
         for pid in getattr(self, "_all_pids", ()):
-            if _is_our_task(pid):
+            if _is_our_task(pid, self.trainer):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
@@ -161,11 +164,11 @@ class LaunchedJob:
         self.close()
 
 
-def _is_our_task(pid: int) -> bool:
+def _is_our_task(pid: int, trainer: str) -> bool:
     """Whether ``pid`` still runs a task of ours (not a recycled pid)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             cmdline = f.read().decode(errors="replace")
     except OSError:
         return False
-    return TRAINER in cmdline or "flowmesh.cli.standby" in cmdline
+    return trainer in cmdline or "flowmesh.cli.standby" in cmdline

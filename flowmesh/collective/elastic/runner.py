@@ -42,7 +42,8 @@ class ResetLog:
 
     Attributes:
         events: one dict per reset: ``reason``, ``old`` and ``new`` ``(rank, size)``,
-            ``round``, ``seconds`` (failure caught -> new group formed).
+            ``round``, ``seconds`` (failure caught -> new group formed), and the wall
+            clock (``time.time()``) at both ends, ``began`` and ``formed``.
     """
 
     def __init__(self) -> None:
@@ -102,7 +103,7 @@ def reset(reason: str) -> None:
     Raises:
         OpError: the rendezvous failed (job below ``--min-np``, deadline, store lost).
     """
-    start = time.monotonic()
+    start, began = time.monotonic(), time.time()
     member = rendezvous.member()
     old = context.world_info()
     _log(f"member {member.id} (rank {old.rank} of {old.size}): re-forming the group: "
@@ -117,7 +118,7 @@ def reset(reason: str) -> None:
          f"(was {old.rank} of {old.size}) after {seconds:.2f}s{lost}")
     reset_log.events.append({"reason": reason, "old": (old.rank, old.size),
                              "new": (info.rank, info.size), "round": member.round,
-                             "seconds": seconds})
+                             "seconds": seconds, "began": began, "formed": time.time()})
 
 
 def join_pending() -> bool:
