@@ -109,8 +109,12 @@ def torchrun_worker(args: argparse.Namespace) -> None:
 
     record = Recorder(args.out, "torchrun")
     restart = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
-    dist.init_process_group("gloo")
-    rank, size = dist.get_rank(), dist.get_world_size()
+    # One store namespace per restart: with torchrun's default (the agent's store, no
+    # namespace) a restarted group read the dead group's gloo addresses and failed to connect.
+    rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), size, False)
+    dist.init_process_group("gloo", store=dist.PrefixStore(f"restart_{restart}", store),
+                            rank=rank, world_size=size)
     torch.manual_seed(0)
     layers: list[torch.nn.Module] = []
     for i, (n_in, n_out) in enumerate(zip(LAYERS[:-1], LAYERS[1:])):
