@@ -47,3 +47,26 @@ def test_ps_phases_count_from_the_kill_to_the_first_step_after_the_restore():
     assert all(abs(phases[k] - v) < 1e-9 for k, v in expected.items()), phases
     summary = recovery.summarize("standby", "ps", [phases, dict(phases, total=2.0)])
     assert summary["total"] == 1.55 and summary["min_total"] == 1.1 and summary["totals"] == [1.1, 2.0]
+
+
+def test_tensorflow_peers_failed_step_message_marks_the_detection():
+    job = Records([
+        _rec("worker:0", "log", 10.2, message="An error was raised. This may be due to a preemption "
+             "in a connected worker or parameter server. The current session will be recreated."),
+        _rec("ps:0", "start", 10.5, restart=1, began=10.1), _rec("ps:0", "serving", 10.6, restart=1),
+        _rec("worker:0", "session", 11.0), _rec("worker:0", "step", 11.1), _rec("worker:1", "step", 11.2)])
+    assert abs(recovery.ps_phases(job, killed=10.0, restart=1)["detect"] - 0.2) < 1e-9
+
+
+def test_report_compares_the_standby_with_tensorflow_and_keeps_the_cold_restart(capsys):
+    def summary(mode, total):
+        phases = {k: 0.0 for k in recovery.PHASES["worker"]}
+        return recovery.summarize(mode, "worker", [dict(phases, total=total)])
+
+    lines = recovery.report([summary("standby", 0.25), summary("cold", 3.0), summary("tf", 6.0)],
+                            {"worker": 5.0})
+    assert lines == [{
+        "bench": "recovery", "config": lines[0]["config"], "flowmesh": 0.25, "mode": "standby",
+        "goal_s": 5.0, "meets_goal": True, "peer": "tensorflow ps runtime (cold restart)",
+        "peer_value": 6.0, "ratio": 24.0, "cold_restart": 3.0}]
+    assert "worker kill, tf" in capsys.readouterr().out
