@@ -332,4 +332,14 @@ from flowmesh import nn
 from flowmesh import losses
 from flowmesh import test
 from flowmesh import distribute
+from flowmesh import app, flags, gfile
+from flowmesh import tf_logging as logging
+from flowmesh.execution_mode import (
+    disable_eager_execution,
+    disable_v2_behavior,
+    enable_eager_execution,
+    enable_v2_behavior,
+    executing_eagerly,
+)
+from flowmesh import compat
 from flowmesh.ops.variable_creator import variable_creator_scope
