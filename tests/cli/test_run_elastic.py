@@ -100,9 +100,23 @@ def test_restart_failed_starts_a_replacement_within_the_budget(tmp_path):
 
 
 def test_cli_reports_losses_and_rounds_on_stderr(tmp_path):
-    script = write(tmp_path, "lose.py", """
-        import os, sys
-        sys.exit(4 if os.environ["FLOWMESH_ELASTIC_ID"] == "0" else 0)
+    # member 1 finishes only after the launcher has reaped member 0 (its /proc entry is
+    # gone), so the loss is reported while member 1 still runs: "1 rank(s) remain"
+    script = write(tmp_path, "lose.py", f"""
+        import os, sys, time
+        marker = {str(tmp_path / "member0.pid")!r}
+        if os.environ["FLOWMESH_ELASTIC_ID"] == "0":
+            with open(marker + ".tmp", "w") as f:
+                f.write(str(os.getpid()))
+            os.replace(marker + ".tmp", marker)
+            sys.exit(4)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(marker) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        pid = open(marker).read()
+        while os.path.exists(f"/proc/{{pid}}") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.5)  # the launcher reports the loss right after reaping it
     """)
     out = subprocess.run(CLI + ["--min-np", "1", "--max-np", "2", "-np", "2", script],
                          capture_output=True, text=True, timeout=50, cwd=ROOT)
