@@ -183,8 +183,10 @@ class ElasticJob(_Job):
                 continue
             self.lost.append(member)
             left = self.coordinator.live_count() if self.coordinator is not None else None
-            remain = f"; {left} rank(s) remain (--min-np {self.policy.min_np})" if left is not None \
-                and self.policy is not None else ""
+            finished = sum(1 for c in self.codes.values() if c == 0)
+            done = f", {finished} finished" if finished else ""
+            remain = f"; {left} rank(s) remain{done} (--min-np {self.policy.min_np})" \
+                if left is not None and self.policy is not None else ""
             self._report(f"member {member} (pid {proc.pid}) {detail}{remain}")
             self._maybe_replace(member)
 

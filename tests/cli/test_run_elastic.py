@@ -126,3 +126,29 @@ def test_cli_reports_losses_and_rounds_on_stderr(tmp_path):
     assert re.search(r"member 0 \(pid \d+\) exited with status 4; 1 rank\(s\) remain "
                      r"\(--min-np 1\)", out.stderr)
     assert "elastic job finished; lost members along the way: 0 (exited with status 4)" in out.stderr
+
+
+def test_a_loss_after_another_member_finished_says_so_and_the_job_succeeds(tmp_path):
+    # member 0 fails only after the launcher reaped member 1, which finished its work
+    script = write(tmp_path, "late_loss.py", f"""
+        import os, sys, time
+        marker = {str(tmp_path / "member1.pid")!r}
+        if os.environ["FLOWMESH_ELASTIC_ID"] == "1":
+            with open(marker + ".tmp", "w") as f:
+                f.write(str(os.getpid()))
+            os.replace(marker + ".tmp", marker)
+            sys.exit(0)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(marker) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        pid = open(marker).read()
+        while os.path.exists(f"/proc/{{pid}}") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.5)
+        sys.exit(4)
+    """)
+    out = subprocess.run(CLI + ["--min-np", "1", "--max-np", "2", "-np", "2", script],
+                         capture_output=True, text=True, timeout=50, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"member 0 \(pid \d+\) exited with status 4; 0 rank\(s\) remain, 1 finished "
+                     r"\(--min-np 1\)", out.stderr), out.stderr
