@@ -205,11 +205,17 @@ class ElasticJob(_Job):
             return None
         if coordinator.error:
             return f"stopping the job: {coordinator.error}"
-        running = any(m not in self.codes for m in self.members)
-        finished = any(code == 0 for code in self.codes.values())
-        if self.lost and running and not finished and coordinator.live_count() < self.policy.min_np:
+        if not self.lost:
+            return None
+        left = coordinator.live_count()
+        # exit codes read after the count: a member counted as gone shows here, so one that
+        # just finished its work (a job completing, not a loss) is never taken for a failure
+        codes = {m: self.codes.get(m, p.poll()) for m, p in self.members.items()}
+        running = any(code is None for code in codes.values())
+        finished = any(code == 0 for code in codes.values())
+        if running and not finished and left < self.policy.min_np:
             lost = ", ".join(f"{m} ({_describe(self.codes[m])})" for m in self.lost)
-            coordinator.fail(f"only {coordinator.live_count()} rank(s) left, below --min-np "
+            coordinator.fail(f"only {left} rank(s) left, below --min-np "
                              f"{self.policy.min_np} (lost members: {lost}); the job cannot "
                              "continue. Restart it from a checkpoint, lower --min-np, or use "
                              "--restart-failed.")

@@ -45,6 +45,14 @@ class Job:
         with self._lock:
             return fn(self.coordinator)
 
+    def lose(self, members: dict[str, str], status: int | None = None) -> None:
+        """Children ``members`` (id -> how they ended) exited; reported together, as the
+        launcher reaps them in one pass between two polls of the coordinator."""
+        with self._lock:
+            for member, detail in members.items():
+                self.running[member] = False
+                self.coordinator.member_exited(member, detail, status)
+
     def member(self, member_id: str, child: bool = True, timeout_s: float = 20.0) -> Member:
         if child:
             self.running[member_id] = True
@@ -112,8 +120,7 @@ def test_survivors_reform_without_the_lost_member_and_its_death_is_published(job
     job = job_factory(2, 3)
     members = [job.member(str(i)) for i in range(3)]
     join_all(members)
-    job.running["1"] = False
-    job.call(lambda c: c.member_exited("1", "was killed by SIGKILL (status -9)"))
+    job.lose({"1": "was killed by SIGKILL (status -9)"})
     start = time.monotonic()
     infos = join_all([members[0], members[2]])
     assert time.monotonic() - start < 2.0  # no straggler wait: the launcher knows who is gone
@@ -128,9 +135,7 @@ def test_below_min_np_every_waiting_member_gets_a_clear_error(job_factory):
     job = job_factory(2, 3)
     members = [job.member(str(i)) for i in range(3)]
     join_all(members)
-    for lost in ("1", "2"):
-        job.running[lost] = False
-        job.call(lambda c, lost=lost: c.member_exited(lost, "exited with status 1"))
+    job.lose({"1": "exited with status 1", "2": "exited with status 1"})
     start = time.monotonic()
     error = join_all([members[0]])["0"]
     assert time.monotonic() - start < 2.0
@@ -169,8 +174,7 @@ def test_members_beyond_max_np_wait_as_standby_and_replace_a_lost_one(job_factor
     thread.start()
     time.sleep(0.3)
     assert not members[0].join_requested() and not late  # the group is full: no reset
-    job.running["1"] = False
-    job.call(lambda c: c.member_exited("1", "exited with status 1"))
+    job.lose({"1": "exited with status 1"})
     infos = join_all([members[0]])
     thread.join(10)
     assert {m: (i.rank, i.size) for m, i in {**infos, **late}.items()} == {"0": (0, 2), "7": (1, 2)}
@@ -230,9 +234,7 @@ def test_standbys_never_form_a_group_of_their_own(job_factory):
     thread.start()
     time.sleep(0.5)
     assert len(job.closed) == 1 and not out  # two arrivals = max_np, but the group trains
-    for lost in ("0", "1"):
-        job.running[lost] = False
-        job.call(lambda c, lost=lost: c.member_exited(lost, "was killed by SIGKILL", -9))
+    job.lose({"0": "was killed by SIGKILL", "1": "was killed by SIGKILL"}, -9)
     thread.join(10)
     assert all(isinstance(e, UnavailableError) and "every member of the group was lost" in str(e)
                for e in out.values()) and len(out) == 2
