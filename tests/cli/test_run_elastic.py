@@ -99,25 +99,32 @@ def test_restart_failed_starts_a_replacement_within_the_budget(tmp_path):
     assert [label for label, _, _ in result.output] == []  # nothing printed by the scripts
 
 
-def test_cli_reports_losses_and_rounds_on_stderr(tmp_path):
-    # member 1 finishes only after the launcher has reaped member 0 (its /proc entry is
-    # gone), so the loss is reported while member 1 still runs: "1 rank(s) remain"
-    script = write(tmp_path, "lose.py", f"""
+def exits_in_order(tmp_path, first: str, first_status: int, then_status: int) -> str:
+    """A 2-member script: member ``first`` exits with ``first_status``; the other exits with
+    ``then_status`` only after the launcher has reaped ``first`` (its /proc entry is gone)
+    and had 0.5 s to report it, so the launcher sees the two exits in that order."""
+    return write(tmp_path, "ordered_exits.py", f"""
         import os, sys, time
-        marker = {str(tmp_path / "member0.pid")!r}
-        if os.environ["FLOWMESH_ELASTIC_ID"] == "0":
+        marker = {str(tmp_path / "first.pid")!r}
+        if os.environ["FLOWMESH_ELASTIC_ID"] == {first!r}:
             with open(marker + ".tmp", "w") as f:
                 f.write(str(os.getpid()))
             os.replace(marker + ".tmp", marker)
-            sys.exit(4)
+            sys.exit({first_status})
         deadline = time.monotonic() + 30
         while not os.path.exists(marker) and time.monotonic() < deadline:
             time.sleep(0.01)
         pid = open(marker).read()
         while os.path.exists(f"/proc/{{pid}}") and time.monotonic() < deadline:
             time.sleep(0.01)
-        time.sleep(0.5)  # the launcher reports the loss right after reaping it
+        time.sleep(0.5)
+        sys.exit({then_status})
     """)
+
+
+def test_cli_reports_losses_and_rounds_on_stderr(tmp_path):
+    # the loss of member 0 is reported while member 1 still runs: "1 rank(s) remain"
+    script = exits_in_order(tmp_path, "0", 4, 0)
     out = subprocess.run(CLI + ["--min-np", "1", "--max-np", "2", "-np", "2", script],
                          capture_output=True, text=True, timeout=50, cwd=ROOT)
     assert out.returncode == 0, out.stderr
@@ -130,23 +137,7 @@ def test_cli_reports_losses_and_rounds_on_stderr(tmp_path):
 
 def test_a_loss_after_another_member_finished_says_so_and_the_job_succeeds(tmp_path):
     # member 0 fails only after the launcher reaped member 1, which finished its work
-    script = write(tmp_path, "late_loss.py", f"""
-        import os, sys, time
-        marker = {str(tmp_path / "member1.pid")!r}
-        if os.environ["FLOWMESH_ELASTIC_ID"] == "1":
-            with open(marker + ".tmp", "w") as f:
-                f.write(str(os.getpid()))
-            os.replace(marker + ".tmp", marker)
-            sys.exit(0)
-        deadline = time.monotonic() + 30
-        while not os.path.exists(marker) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        pid = open(marker).read()
-        while os.path.exists(f"/proc/{{pid}}") and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.5)
-        sys.exit(4)
-    """)
+    script = exits_in_order(tmp_path, "1", 0, 4)
     out = subprocess.run(CLI + ["--min-np", "1", "--max-np", "2", "-np", "2", script],
                          capture_output=True, text=True, timeout=50, cwd=ROOT)
     assert out.returncode == 0, out.stderr
