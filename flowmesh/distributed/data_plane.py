@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
+import select
 import socket
 import threading
 import time
@@ -33,6 +35,7 @@ from typing import Any
 from flowmesh import config as _config
 from flowmesh.distributed import protocol as wire
 from flowmesh.distributed import shm
+from flowmesh.distributed.framing import FrameReader, Stats, send_all
 from flowmesh.errors import (
     DataLossError,
     DeadlineExceededError,
@@ -42,118 +45,39 @@ from flowmesh.errors import (
 
 log = logging.getLogger("flowmesh.distributed")
 
-_RECV_CHUNK = 256 * 1024
-_IOV_MAX = 512
+# The reader thread stays parked this long after the last waiting caller left: a stream of
+# calls keeps it asleep, and anything arriving unasked meanwhile waits at most this long.
+_LINGER_S = 0.05
+_JOIN_BELOW = 64 << 10  # smaller frames are joined into one buffer: cheaper than scatter/gather
 
 TensorHandler = Callable[[int, tuple, Any], None]
 RequestHandler = Callable[["Connection", int, str, Any, list], None]
 PeerLostHandler = Callable[[str, BaseException], None]
 
 
-class Stats:
-    """Byte and message counters of one data plane (thread safe)."""
+class Call(Future):
+    """A pending request on a connection; :func:`wait` reads its reply in the waiting thread."""
 
-    FIELDS = ("bytes_sent", "bytes_received", "tensor_bytes_sent", "tensor_bytes_received",
-              "frames_sent", "frames_received")
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._sent = [0, 0, 0]  # bytes, tensor bytes, frames
-        self._received = [0, 0, 0]
-
-    def sent(self, nbytes: int, tensor_bytes: int) -> None:
-        with self._lock:
-            counts = self._sent
-            counts[0] += nbytes
-            counts[1] += tensor_bytes
-            counts[2] += 1
-
-    def received(self, nbytes: int, tensor_bytes: int) -> None:
-        with self._lock:
-            counts = self._received
-            counts[0] += nbytes
-            counts[1] += tensor_bytes
-            counts[2] += 1
-
-    def snapshot(self) -> dict[str, int]:
-        with self._lock:
-            (bs, ts, fs), (br, tr, fr) = self._sent, self._received
-        return {"bytes_sent": bs, "bytes_received": br, "tensor_bytes_sent": ts,
-                "tensor_bytes_received": tr, "frames_sent": fs, "frames_received": fr}
-
-
-class _Reader:
-    """Buffered exact reads from a socket; large payloads go straight into their tensors."""
-
-    def __init__(self, sock: socket.socket):
-        self._sock = sock
-        self._buf = bytearray(_RECV_CHUNK)
-        self._view = memoryview(self._buf)
-        self._start = 0
-        self._end = 0
-
-    def _fill(self) -> None:
-        if self._start == self._end:
-            self._start = self._end = 0
-        elif self._start > _RECV_CHUNK // 2:
-            n = self._end - self._start
-            self._buf[:n] = self._buf[self._start:self._end]
-            self._start, self._end = 0, n
-        got = self._sock.recv_into(self._view[self._end:])
-        if got == 0:
-            raise ConnectionError("peer closed the connection")
-        self._end += got
-
-    def read(self, n: int) -> bytes:
-        if n > _RECV_CHUNK // 2:
-            out = bytearray(n)
-            self.read_into(memoryview(out))
-            return bytes(out)
-        while self._end - self._start < n:
-            self._fill()
-        out = bytes(self._view[self._start:self._start + n])
-        self._start += n
-        return out
-
-    def read_into(self, target: memoryview) -> None:
-        n = len(target)
-        have = min(n, self._end - self._start)
-        if have:
-            target[:have] = self._view[self._start:self._start + have]
-            self._start += have
-        pos = have
-        while pos < n:
-            got = self._sock.recv_into(target[pos:])
-            if got == 0:
-                raise ConnectionError("peer closed the connection")
-            pos += got
-
-    def skip(self, n: int) -> None:
-        scratch = memoryview(bytearray(min(n, 1 << 20) or 1))
-        while n > 0:
-            chunk = scratch[:min(n, len(scratch))]
-            self.read_into(chunk)
-            n -= len(chunk)
-
-
-def _send_all(sock: socket.socket, buffers: list[memoryview | bytes]) -> None:
-    """Writes every buffer with ``sendmsg`` (scatter/gather, no concatenation)."""
-    pending = [memoryview(b).cast("B") if not isinstance(b, bytes) else memoryview(b)
-               for b in buffers if len(b)]
-    while pending:
-        sent = sock.sendmsg(pending[:_IOV_MAX])
-        while sent:
-            head = pending[0]
-            if sent >= len(head):
-                sent -= len(head)
-                pending.pop(0)
-            else:
-                pending[0] = head[sent:]
-                sent = 0
+    def __init__(self, connection: Connection):
+        super().__init__()
+        self.connection = connection
 
 
 class Connection:
-    """One TCP connection to a peer; both ends may send any frame kind on it."""
+    """One TCP connection to a peer; both ends may send any frame kind on it.
+
+    Reading the socket is a role that one thread holds at a time. The connection's reader
+    thread takes it for whatever arrives unasked (requests, pushed tensors, releases). A
+    thread that blocks on a reply (:meth:`wait`) reads the socket itself and the reader
+    thread stays parked meanwhile, so a reply wakes one thread instead of two (the reader,
+    then the waiter): on a small VM each wake-up costs 100-200 us, more than the rest of a
+    small round trip.
+
+    The side that dialed a connection sends its requests and pushed tensors; the other
+    side only answers (responses, heartbeat replies, shared-memory releases). So what
+    arrives unasked on a connection that callers read is never on anyone's critical path,
+    and the reader thread may linger parked between calls.
+    """
 
     def __init__(self, plane: DataPlane, sock: socket.socket, address: str):
         self.plane = plane
@@ -171,6 +95,16 @@ class Connection:
         self._arena: shm.Arena | None = None
         self._mapper: shm.Mapper | None = None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._frames = FrameReader(sock)
+        self._lock = threading.Lock()  # guards the read role's fields below
+        self._role_free = threading.Condition(self._lock)  # callers wait here for the role
+        self._park = threading.Condition(self._lock)  # the reader thread waits here
+        self._reading = False  # a thread holds the read role
+        self._callers = 0  # threads in wait(): they read, the reader thread parks
+        self._callers_seen = False  # a thread has waited on a reply here
+        self._last_wait_end = -_LINGER_S
+        self._polling = False  # the reader thread is blocked in poll()
+        self._kick = os.eventfd(0, os.EFD_NONBLOCK)  # wakes the reader thread out of poll()
         self._reader = threading.Thread(target=self._read_loop, daemon=True,
                                         name=f"flowmesh-dataplane-{address}")
 
@@ -207,7 +141,10 @@ class Connection:
             if self._closed is not None:
                 raise UnavailableError(None, None, f"Connection to {self.describe()} is closed: {self._closed}")
             try:
-                _send_all(self.sock, [header, meta_bytes, *buffers])
+                if payload < _JOIN_BELOW:
+                    self.sock.sendall(b"".join((header, meta_bytes, *buffers)))
+                else:
+                    send_all(self.sock, [header, meta_bytes, *buffers])
             except OSError as exc:
                 self._close(exc)
                 raise UnavailableError(
@@ -239,7 +176,7 @@ class Connection:
     def call(self, method: str, args: Any, tensors: Sequence[Any] = ()) -> Future:
         """Sends a REQUEST; the future resolves to ``(result, tensors)`` or an OpError."""
         call_id = next(self._ids)
-        future: Future = Future()
+        future = Call(self)
         with self._pending_lock:
             if self._closed is not None:
                 future.set_exception(UnavailableError(
@@ -272,14 +209,119 @@ class Connection:
             log.debug("dropping error reply %s to %s", call_id, self.describe())
 
     # --- receiving ---------------------------------------------------------------------
-    def _read_loop(self) -> None:
-        reader = _Reader(self.sock)
-        error: BaseException = ConnectionError("closed")
+    def wait(self, future: Future, timeout: float | None) -> None:
+        """Blocks until ``future`` (a call on this connection) resolves or ``timeout``
+        seconds pass, reading the socket in this thread whenever no other thread does."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            self._callers += 1
+            self._callers_seen = True
+            if self._polling:
+                self._kick_reader()
         try:
-            while True:
-                self._read_frame(reader)
+            while not future.done():
+                with self._lock:
+                    while self._reading and not future.done():
+                        if not self._role_free.wait(_remaining(deadline)):
+                            return
+                    if future.done() or self._closed is not None:
+                        return
+                    self._reading = True
+                try:
+                    while not future.done():
+                        if deadline is not None and not self._frames.buffered() \
+                                and not _readable_within(self.sock, deadline):
+                            return
+                        if not self._read_one():
+                            return
+                finally:
+                    self._give_back_role()
+        finally:
+            with self._lock:
+                self._callers -= 1
+                self._last_wait_end = time.monotonic()
+
+    def _read_loop(self) -> None:
+        """The reader thread: reads what arrives while no caller is waiting on a reply.
+
+        Until a caller first waits on this connection (most connections only ever serve
+        requests) it simply blocks in ``recv``, holding the role; from then on it waits in
+        ``poll()`` without the role, so that callers can take it."""
+        poller = select.poll()
+        poller.register(self.sock, select.POLLIN)
+        poller.register(self._kick, select.POLLIN)
+        try:
+            while self._await_turn(poller):
+                try:
+                    while self._read_one() and not self._callers \
+                            and (not self._callers_seen or self._frames.buffered()):
+                        pass
+                finally:
+                    self._give_back_role()
+        finally:
+            with self._lock:
+                os.close(self._kick)
+                self._kick = -1
+
+    def _await_turn(self, poller: select.poll) -> bool:
+        """Returns holding the read role, with input waiting once callers read this
+        connection; False once the connection is closed."""
+        with self._lock:
+            if self._closed is not None:
+                return False
+            if not self._callers_seen and not self._reading:
+                self._reading = True
+                return True
+        return self._await_input(poller)
+
+    def _await_input(self, poller: select.poll) -> bool:
+        """Parks while callers read (and for ``_LINGER_S`` after, so that back-to-back
+        calls do not wake it), polls while nothing has arrived; returns holding the read
+        role with input waiting, or False once the connection is closed."""
+        readable = False  # poll() saw input on the socket (or EOF, or an error)
+        while True:
+            with self._lock:
+                while self._closed is None and self._callers_active():
+                    readable = False  # a caller may have read it meanwhile
+                    self._park.wait(_LINGER_S)
+                if self._closed is not None:
+                    return False
+                if readable or self._frames.buffered():
+                    self._reading = True
+                    return True
+                self._polling = True
+            events = poller.poll()
+            with self._lock:
+                self._polling = False
+            readable = False
+            for fd, _ in events:
+                if fd == self._kick:
+                    os.eventfd_read(self._kick)
+                else:
+                    readable = True
+
+    def _callers_active(self) -> bool:
+        return self._reading or self._callers > 0 or time.monotonic() - self._last_wait_end < _LINGER_S
+
+    def _kick_reader(self) -> None:
+        if self._kick >= 0:
+            os.eventfd_write(self._kick, 1)
+
+    def _give_back_role(self) -> None:
+        with self._lock:
+            self._reading = False
+            self._role_free.notify_all()
+
+    def _read_one(self) -> bool:
+        """Reads and dispatches one frame (the caller holds the read role); False once the
+        connection is closed, by this read or before it."""
+        if self._closed is not None:
+            return False
+        try:
+            self._read_frame(self._frames)
+            return True
         except (OSError, ConnectionError) as exc:
-            error = exc
+            error: BaseException = exc
         except OpError as exc:  # malformed or oversized input: tell the peer, then close
             error = exc
             log.warning("closing data-plane connection from %s: %s", self.describe(), exc.message)
@@ -291,8 +333,9 @@ class Connection:
             error = exc
             log.exception("data-plane reader for %s failed", self.describe())
         self._close(error)
+        return False
 
-    def _read_frame(self, reader: _Reader) -> None:
+    def _read_frame(self, reader: FrameReader) -> None:
         limit = self.plane.max_bytes
         kind, meta_len, payload_len = wire.decode_header(reader.read(wire.HEADER.size), limit)
         meta = wire.unpack(reader.read(meta_len), "data-plane frame meta")
@@ -302,7 +345,7 @@ class Connection:
         self.plane.stats.received(wire.HEADER.size + meta_len + payload_len, payload_len)
         self._dispatch(kind, meta, values)
 
-    def _read_tensors(self, reader: _Reader, descs: Any, payload_len: int) -> list[Any]:
+    def _read_tensors(self, reader: FrameReader, descs: Any, payload_len: int) -> list[Any]:
         if descs is None:
             descs = []
         if not isinstance(descs, list):
@@ -372,6 +415,9 @@ class Connection:
             future.set_exception(wire.decode_error(meta["e"]))
         else:
             future.set_result((meta.get("r"), values))
+        if self._callers:  # a caller may be waiting for the role, or for exactly this reply
+            with self._lock:
+                self._role_free.notify_all()
 
     # --- lifecycle ---------------------------------------------------------------------
     def describe(self) -> str:
@@ -397,6 +443,9 @@ class Connection:
             if not future.done():
                 future.set_exception(lost)
         self.hello.set()
+        with self._lock:
+            self._role_free.notify_all()
+            self._park.notify_all()
         self.plane._forget(self, lost)
 
     def close(self) -> None:
@@ -604,8 +653,21 @@ class DataPlane:
             conn.close()
 
 
+def _remaining(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+def _readable_within(sock: socket.socket, deadline: float) -> bool:
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(max(0.0, deadline - time.monotonic()) * 1000))
+
+
 def wait(future: Future, timeout: float | None, what: str) -> tuple[Any, list[Any]]:
     """The result of a call future, mapping a timeout to ``DeadlineExceededError``."""
+    if isinstance(future, Call):
+        future.connection.wait(future, timeout)
+        timeout = 0
     try:
         return future.result(timeout)
     except TimeoutError:

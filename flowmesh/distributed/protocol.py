@@ -102,12 +102,16 @@ def tensor_desc(value: Any) -> tuple[Any, memoryview | None]:
     if value is None:
         return None, None
     if isinstance(value, torch.Tensor):
+        name = _NUMPY_NAMES.get(value.dtype)
+        if name is not None and not value.requires_grad and value.is_contiguous():
+            try:
+                array = value.numpy()  # the fast path: no torch views, no copy
+            except TypeError:  # not in host memory
+                pass
+            else:
+                raw = memoryview(array).cast("B") if array.nbytes else None
+                return [name, list(array.shape), array.nbytes], raw
         tensor = value.detach()
-        name = _NUMPY_NAMES.get(tensor.dtype)
-        if name is not None and tensor.device.type == "cpu" and tensor.is_contiguous():
-            array = tensor.numpy()  # the fast path: no torch views, no copy
-            raw = memoryview(array).cast("B") if array.nbytes else None
-            return [name, list(array.shape), array.nbytes], raw
         if tensor.device.type != "cpu":
             tensor = tensor.cpu()
         tensor = tensor.contiguous()
