@@ -9,8 +9,11 @@ reports. Threads: 1 torch intra-op thread per rank.
    ``2 (n-1)/n * bytes / time`` (MB/s) of
    * ``flowmesh``: the collective engine (negotiation, then the gloo all-reduce into a
      pooled output buffer; the input is never modified);
+   * ``flowmesh_donated``: the engine with a donated input (``Request(donated=True)``,
+     what the graph op gets when its input is dead: in place, like raw gloo; at <= 8 MB
+     the speculative path still packs a copy, see ``collective/speculation.py``);
    * ``flowmesh_graph``: the same through the graph op (``Session.run`` of an all-reduce
-     of a variable's value, result not fetched);
+     of a variable's value, result not fetched; a live input, so out of place);
    * ``gloo``: raw ``torch.distributed.all_reduce`` (gloo, in place), the practical limit.
    Target (issue 6): flowmesh >= 0.9x gloo at >= 4 MB.
 2. ``fusion``: 100 float32 gradients of 10 KB through ``Session.run``: one fused grouped
@@ -71,6 +74,7 @@ def bench_bandwidth(label: str, nbytes: int, settings: Settings, rank: int, size
     engine = context.world_engine()
     source = torch.rand(numel)
     peer = source.clone()
+    donated = source.clone()
     graph = tf.Graph()
     with graph.as_default():
         var = tf.Variable(tf.zeros([numel]), name="payload")
@@ -81,6 +85,8 @@ def bench_bandwidth(label: str, nbytes: int, settings: Settings, rank: int, size
     contenders = [
         Contender("flowmesh", lambda s: lambda: engine.run(
             Request("allreduce", f"bench/{label}", "bench", [source], "sum"))),
+        Contender("flowmesh_donated", lambda s: lambda: engine.run(
+            Request("allreduce", f"bench/{label}/donated", "bench", [donated], "sum", donated=True))),
         Contender("flowmesh_graph", lambda s: lambda: sess.run(reduced.op)),
         Contender("gloo", lambda s: lambda: dist.all_reduce(peer)),
     ]

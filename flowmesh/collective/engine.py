@@ -66,6 +66,7 @@ class EngineStats:
     fused_tensors: int = 0
     bytes: int = 0
     speculative: int = 0
+    in_place: int = 0  # transfers that ran on a donated input, without a copy
 
 
 class CollectiveEngine:
@@ -317,6 +318,7 @@ class CollectiveEngine:
             self.stats.transfers += 1
             self.stats.bytes += event.nbytes
             self.stats.fused_tensors += event.tensors if event.tensors > 1 else 0
+            self.stats.in_place += event.in_place
         lanes: set[int] = set()
         for request in requests:
             for trace, lane in request.sinks:

@@ -100,7 +100,10 @@ class Executor:
         for bucket in plan_buckets([it.nbytes for it in items], threshold):
             chosen = [items[i] for i in bucket]
             start = time.perf_counter()
-            flat = pack([it.tensor for it in chosen], self.pool)
+            flat = _in_place(chosen) if self.comm.size > 1 else None
+            in_place = flat is not None
+            if flat is None:
+                flat = pack([it.tensor for it in chosen], self.pool)
             if self.comm.size == 1:
                 pass  # a group of one: the packed copy is the result
             elif first.kind == "allreduce":
@@ -112,7 +115,8 @@ class Executor:
                 self.comm.broadcast(flat, first.root)
             outputs = unpack(flat, [it.spec[1] for it in chosen])
             event = Event(first.kind, list(dict.fromkeys(it.job.request.name for it in chosen)),
-                          flat.numel() * flat.element_size(), start, time.perf_counter(), len(chosen))
+                          flat.numel() * flat.element_size(), start, time.perf_counter(), len(chosen),
+                          in_place=in_place)
             self.record(event, _unique_requests(chosen))
             for it, out in zip(chosen, outputs):
                 it.job.request.handle.set_output(it.index, out)
@@ -179,6 +183,15 @@ class Executor:
                 request.handle.set_output(i, value[begin:begin + length])
         self.record(Event("reducescatter", [request.name], moved, start, time.perf_counter(),
                           len(request.tensors)), [request])
+
+
+def _in_place(chosen: list[_Item]) -> torch.Tensor | None:
+    """The flat view of a bucket's only tensor when its submitter donated it and it is
+    contiguous: the collective then runs in place, without packing a copy."""
+    if len(chosen) != 1 or not chosen[0].job.request.donated:
+        return None
+    tensor = chosen[0].tensor
+    return tensor.view(-1) if tensor.is_contiguous() else None
 
 
 def _my_rows(job: Job, index: int, n: int, rank: int) -> tuple[int, int]:

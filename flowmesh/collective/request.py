@@ -83,11 +83,15 @@ class Request:
         kind: ``allreduce``, ``allgather``, ``broadcast`` or ``reducescatter``.
         key: identifies the instance; must be equal on every rank.
         name: op/tensor name for messages and traces.
-        tensors: the inputs (never modified).
+        tensors: the inputs (never modified unless ``donated``).
         op: reduction for allreduce/reducescatter (``sum mean max min product``).
         root: root rank for broadcast.
         sinks: ``(step trace list, TraceLane)`` pairs that receive this request's events.
         rows: reduce-scatter only: rows of each tensor this rank gets (default: even split).
+        donated: the submitter gives up ``tensors`` (nobody reads them afterwards), so an
+            all-reduce or broadcast may work in place and return them as its outputs, as
+            Horovod's ``allreduce_`` and raw ``torch.distributed`` do. A local property:
+            ranks may differ, nothing on the wire changes.
     """
 
     kind: str
@@ -98,6 +102,7 @@ class Request:
     root: int = 0
     sinks: list[tuple[list[Any], Any]] = field(default_factory=list)
     rows: tuple[int, ...] = ()
+    donated: bool = False
     handle: Handle = field(init=False)
     descriptor: Descriptor = field(init=False)
 

@@ -37,6 +37,7 @@ class Event:
         tensors: number of tensors in a fused bucket.
         inline: the data travelled with the negotiation (a small all-reduce).
         speculative: a steady-state all-reduce that skipped the negotiation.
+        in_place: ran on a donated input tensor, without packing a copy.
     """
 
     kind: str
@@ -47,6 +48,7 @@ class Event:
     tensors: int = 1
     inline: bool = False
     speculative: bool = False
+    in_place: bool = False
 
     @property
     def label(self) -> str:

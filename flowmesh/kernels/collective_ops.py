@@ -6,10 +6,16 @@ for local groups) and waits on the handle, bounded by the step's timeout and wok
 the step is aborted. ``CollectiveAllReduceStart`` only submits and returns the handle;
 ``CollectiveWait`` waits on it. Traced steps get the engine's events in a lane named
 ``<device>/collective:<group>``.
+
+All-reduce and broadcast kernels expose ``kernel.donating``: the same kernel, telling the
+engine it may work in place on the inputs. The buffer-forwarding pass
+(``flowmesh/runtime/forwarding.py``) uses it when every input is provably dead after the
+op, as TensorFlow's collective kernels forward an input whose buffer nobody else holds.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +29,8 @@ from flowmesh.collective.timeline import TraceLane
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.registry import KernelContext, kernel
 from flowmesh.runtime.step import StepContext
+
+DONATING_KINDS = ("allreduce", "broadcast")  # kinds the engine can run in place
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,7 @@ class _Spec:
         return context.engine_for(self.group_key, self.group_size, self.member)
 
     def request(self, step: StepContext, engine: CollectiveEngine,
-                tensors: tuple[torch.Tensor, ...]) -> Request:
+                tensors: tuple[torch.Tensor, ...], donated: bool = False) -> Request:
         if self.kind == "broadcast" and not 0 <= self.root < engine.size:
             raise InvalidArgumentError(
                 None, None, f"Broadcast '{self.name}' has root {self.root} but the group has "
@@ -61,7 +69,7 @@ class _Spec:
         if self.num_rows:
             data, rows = data[:-self.num_rows], tuple(int(r) for r in data[-self.num_rows:])
         return Request(self.kind, self.key, self.name, data, self.op, self.root,
-                       _sinks(step, engine, self.device), rows)
+                       _sinks(step, engine, self.device), rows, donated)
 
 
 def _sinks(step: StepContext, engine: CollectiveEngine, device: str) -> list[tuple[list, Any]]:
@@ -83,12 +91,14 @@ def _blocking(kind: str) -> Callable[[KernelContext], Callable[..., Any]]:
         spec = _Spec.of(ctx, kind)
         single = len(ctx.op.outputs) == 1
 
-        def run(step: StepContext, *tensors: torch.Tensor) -> Any:
+        def run(step: StepContext, *tensors: torch.Tensor, donated: bool = False) -> Any:
             engine = spec.engine()
-            outputs = engine.run(spec.request(step, engine, tensors), step.timeout,
+            outputs = engine.run(spec.request(step, engine, tensors, donated), step.timeout,
                                  _abort_check(step))
             return outputs[0] if single else tuple(outputs)
 
+        if kind in DONATING_KINDS:
+            run.donating = functools.partial(run, donated=True)  # type: ignore[attr-defined]
         return run
 
     return factory
@@ -104,10 +114,11 @@ kernel("CollectiveReduceScatter", needs_step=True)(_blocking("reducescatter"))
 def _all_reduce_start(ctx: KernelContext) -> Callable[..., Handle]:
     spec = _Spec.of(ctx, "allreduce")
 
-    def start(step: StepContext, *tensors: torch.Tensor) -> Handle:
+    def start(step: StepContext, *tensors: torch.Tensor, donated: bool = False) -> Handle:
         engine = spec.engine()
-        return engine.submit(spec.request(step, engine, tensors))
+        return engine.submit(spec.request(step, engine, tensors, donated))
 
+    start.donating = functools.partial(start, donated=True)  # type: ignore[attr-defined]
     return start
 
 

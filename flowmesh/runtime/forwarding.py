@@ -13,6 +13,10 @@ can be overwritten by the op's result:
 Such nodes get the in-place kernel; everything else is unchanged. Because the value has
 no other reader and was allocated for this step only, no one can observe the difference,
 except that the step allocates less.
+
+Collective kernels that can take their inputs over (``kernel.donating``, all-reduce and
+broadcast) get that variant when conditions 2 and 3 hold for every input: the engine then
+reduces a lone tensor in place instead of copying it into a buffer first.
 """
 
 from __future__ import annotations
@@ -45,9 +49,31 @@ def forward_buffers(nodes: Sequence[Any], feed_keys: Sequence[Hashable],
     protected = set(feed_keys) | set(fetch_keys) | set(shared)
     out = []
     for node in nodes:
-        fn = None if node.needs_step else _inplace_fn(node, uses, produced_by, protected)
+        if node.needs_step:
+            fn = _donating_fn(node, uses, produced_by, protected)
+        else:
+            fn = _inplace_fn(node, uses, produced_by, protected)
         out.append(node if fn is None else dataclasses.replace(node, fn=fn))
     return out
+
+
+def _dead_and_fresh(key: Hashable, uses: Counter, produced_by: dict[Hashable, Any],
+                    protected: set[Hashable]) -> bool:
+    """Conditions 2 and 3: a fresh, unaliased value this node alone reads."""
+    if uses[key] != 1 or key in protected:
+        return False
+    source = produced_by.get(key)
+    return source is not None and source.op is not None and source.op.type in FRESH_OUTPUT
+
+
+def _donating_fn(node: Any, uses: Counter, produced_by: dict[Hashable, Any],
+                 protected: set[Hashable]) -> Any:
+    donating = getattr(node.fn, "donating", None)
+    if donating is None or not node.inputs:
+        return None
+    if all(_dead_and_fresh(key, uses, produced_by, protected) for key in node.inputs):
+        return donating
+    return None
 
 
 def _inplace_fn(node: Any, uses: Counter, produced_by: dict[Hashable, Any],
@@ -56,11 +82,7 @@ def _inplace_fn(node: Any, uses: Counter, produced_by: dict[Hashable, Any],
     if op is None or (op.type not in UNARY and op.type not in BINARY) or len(op.outputs) != 1:
         return None
     for operand in range(len(node.inputs)):
-        key = node.inputs[operand]
-        if uses[key] != 1 or key in protected:
-            continue
-        source = produced_by.get(key)
-        if source is None or source.op is None or source.op.type not in FRESH_OUTPUT:
+        if not _dead_and_fresh(node.inputs[operand], uses, produced_by, protected):
             continue
         fn = inplace_variant(op.type, operand)
         if fn is not None and _result_fits(op, operand):

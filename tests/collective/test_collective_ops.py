@@ -174,3 +174,29 @@ def test_world_of_one_process_is_the_identity():
         out = sess.run([C.all_reduce(x), C.all_gather(x), C.broadcast(x), C.group_size()])
     assert out[0].tolist() == [[1.0, 2.0]] and out[1].tolist() == [[1.0, 2.0]]
     assert out[2].tolist() == [[1.0, 2.0]] and out[3] == 1
+
+
+def test_dead_fresh_inputs_are_donated_and_live_ones_are_not():
+    """The forwarding pass lets an all-reduce take over an input nobody else reads (a
+    MatMul's fresh result), never a variable's value or a value that is also fetched."""
+    engines: dict[int, Any] = {}
+
+    def build(m: int, key: int) -> dict[str, Any]:
+        engines[m] = lambda: context.engine_for(key, 2, m)
+        a = tf.constant(np.full((200, 100), m + 1.0, np.float32))
+        b = tf.constant(np.ones((100, 200), np.float32))
+        v = tf.Variable(np.full((200, 200), m + 1.0, np.float32))
+        fetched = tf.matmul(b, a)  # 100x100, also fetched: must stay intact
+        return {"init": v.initializer,
+                "dead": C.all_reduce(tf.matmul(a, b), group_key=key, member=m),
+                "var": C.all_reduce(v.initialized_value(), group_key=key, member=m),
+                "fetched": fetched,
+                "fetched_sum": C.all_reduce(fetched, group_key=key, member=m)}
+
+    out = run_members(2, build)
+    for m, res in enumerate(out):
+        np.testing.assert_allclose(res["dead"], np.full((200, 200), 300.0))  # 100 * (1 + 2)
+        np.testing.assert_allclose(res["var"], np.full((200, 200), 3.0))
+        np.testing.assert_allclose(res["fetched"], np.full((100, 100), 200.0 * (m + 1)))
+        np.testing.assert_allclose(res["fetched_sum"], np.full((100, 100), 600.0))
+    assert [engines[m]().stats.in_place for m in range(2)] == [1, 1]

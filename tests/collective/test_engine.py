@@ -299,3 +299,23 @@ def test_a_failure_during_a_speculative_all_reduce_fails_the_waiting_request():
     finally:
         for e in engines:
             e.close()
+
+
+def test_donated_inputs_are_reduced_in_place(three):
+    inputs = [torch.full((100_000,), float(r + 1)) for r in range(3)]  # 400 KB: not inline
+    out = on_members(three, lambda r, e: e.run(
+        Request("allreduce", "d", "x", [inputs[r]], "mean", donated=True))[0])
+    for r in range(3):
+        assert out[r].data_ptr() == inputs[r].data_ptr()  # the output is the input's memory
+        assert torch.equal(out[r], torch.full((100_000,), 2.0))
+    assert [e.stats.in_place for e in three] == [1, 1, 1]
+
+
+def test_donation_is_each_ranks_own_choice(three):
+    inputs = [torch.full((100_000,), float(r + 1)) for r in range(3)]
+    out = on_members(three, lambda r, e: e.run(
+        Request("allreduce", "d", "x", [inputs[r]], "sum", donated=r == 0))[0])
+    assert all(torch.equal(o, torch.full((100_000,), 6.0)) for o in out)
+    assert torch.equal(inputs[0], out[0])  # rank 0 gave its tensor up
+    assert torch.equal(inputs[1], torch.full((100_000,), 2.0))  # the others keep theirs
+    assert [e.stats.in_place for e in three] == [1, 0, 0]
