@@ -111,12 +111,13 @@ kernel("CollectiveReduceScatter", needs_step=True)(_blocking("reducescatter"))
 
 
 @kernel("CollectiveAllReduceStart", needs_step=True)
-def _all_reduce_start(ctx: KernelContext) -> Callable[..., Handle]:
+def _all_reduce_start(ctx: KernelContext) -> Callable[..., tuple[CollectiveEngine, Handle]]:
     spec = _Spec.of(ctx, "allreduce")
 
-    def start(step: StepContext, *tensors: torch.Tensor, donated: bool = False) -> Handle:
+    def start(step: StepContext, *tensors: torch.Tensor,
+              donated: bool = False) -> tuple[CollectiveEngine, Handle]:
         engine = spec.engine()
-        return engine.submit(spec.request(step, engine, tensors, donated))
+        return engine, engine.submit(spec.request(step, engine, tensors, donated))
 
     start.donating = functools.partial(start, donated=True)  # type: ignore[attr-defined]
     return start
@@ -126,8 +127,9 @@ def _all_reduce_start(ctx: KernelContext) -> Callable[..., Handle]:
 def _wait(ctx: KernelContext) -> Callable[..., Any]:
     single = len(ctx.op.outputs) == 1
 
-    def wait(step: StepContext, handle: Handle) -> Any:
-        outputs = handle.wait(step.timeout, _abort_check(step))
+    def wait(step: StepContext, started: tuple[CollectiveEngine, Handle]) -> Any:
+        engine, handle = started
+        outputs = engine.wait(handle, step.timeout, _abort_check(step))
         return outputs[0] if single else tuple(outputs)
 
     return wait

@@ -195,6 +195,32 @@ def check_trace() -> None:
            first_transfer=min(n.all_start_micros for n in transfers), last_grad_end=max(grad_ends))
 
 
+def check_waiter_runs_cycle() -> None:
+    """engine.wait() runs the cycle of a request the engine thread has not picked up yet
+    in the waiting thread (no hand-off); and donated inputs come back reduced in place."""
+    import threading
+
+    import torch
+
+    from flowmesh.collective.request import Request
+
+    engine = context.world_engine()
+    in_caller, correct, same_memory = 0, True, True
+    for i in range(20):
+        value = torch.full((50_000,), float(hvd.rank() + 1))
+        request = Request("allreduce", f"steal/{i}", "steal", [value], "sum", donated=True)
+        resolved_in = []
+        set_output = request.handle.set_output
+        request.handle.set_output = lambda k, v, f=set_output, seen=resolved_in: (
+            seen.append(threading.current_thread()), f(k, v))
+        handle = engine.submit(request)
+        out = engine.wait(handle)[0]
+        in_caller += resolved_in == [threading.current_thread()]
+        correct &= bool(torch.equal(out, torch.full((50_000,), 3.0)))
+        same_memory &= out.data_ptr() == value.data_ptr()
+    report("waiter_runs_cycle", in_caller=in_caller, correct=correct, same_memory=same_memory)
+
+
 # --- faults ------------------------------------------------------------------------------
 def check_mismatch() -> None:
     r = hvd.rank()
@@ -252,6 +278,7 @@ def main() -> None:
         check_distributed_optimizer(passes=2)
         check_sparse_gradients()
         check_trace()
+        check_waiter_runs_cycle()
         check_mismatch()
         check_stalled_rank()
     elif scenario == "trace":

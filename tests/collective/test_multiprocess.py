@@ -109,6 +109,13 @@ def test_fusion_and_overlap_visible_in_trace(two_ranks):
 
 
 @pytest.mark.timeout(240)
+def test_waiting_thread_runs_the_cycle_and_donated_inputs_reduce_in_place(two_ranks):
+    for res in two_ranks["waiter_runs_cycle"].values():
+        assert res["correct"] and res["same_memory"]
+        assert res["in_caller"] >= 1  # normally all 20: the engine thread is still waking up
+
+
+@pytest.mark.timeout(240)
 def test_mismatched_shapes_fail_clearly_then_recover(two_ranks):
     for res in two_ranks["mismatch"].values():
         assert res["error"] == "InvalidArgumentError"
