@@ -10,7 +10,7 @@ import time
 import pytest
 import torch
 
-from flowmesh.distributed import data_plane
+from flowmesh.distributed import connection
 from flowmesh.distributed.data_plane import DataPlane, wait
 from flowmesh.errors import DeadlineExceededError, UnavailableError
 
@@ -111,7 +111,7 @@ def test_frames_that_arrive_while_nobody_waits_are_read_by_the_reader_thread(pla
 def test_the_reader_thread_resumes_after_callers_leave(planes):
     server, client = planes
     client.call(server.plane.address, "echo", {"ms": 0}, timeout=10)  # parks the reader thread
-    time.sleep(data_plane._LINGER_S * 3)
+    time.sleep(connection._LINGER_S * 3)
     future = client.connection(server.plane.address).call("echo", {"ms": 0})
     deadline = time.monotonic() + 10
     while not future.done() and time.monotonic() < deadline:
