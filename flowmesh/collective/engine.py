@@ -94,6 +94,7 @@ class CollectiveEngine:
         self._last_single: Descriptor | None = None
         self._streak = 0  # consecutive cycles that ran that same single all-reduce
         self._streak_needed = 2  # doubles after every wrong guess (a wasted transfer)
+        self._right_guesses = 0  # since the last change of _streak_needed
         self._failure: OpError | None = None
         self._closed = False
         self._busy = False  # a thread is running a cycle (the engine thread or a caller)
@@ -300,10 +301,18 @@ class CollectiveEngine:
             self.stats.cycles += 1
             self.stats.collectives += 1
             self.stats.speculative += 1
+            self._right_guesses += 1
+            if self._right_guesses >= 2 * self._streak_needed and self._streak_needed > 2:
+                # a long run of right guesses earns back half the backoff: a training loop
+                # with a different collective now and then (evaluation, logging) keeps
+                # speculating instead of backing off for good
+                self._streak_needed //= 2
+                self._right_guesses = 0
             self._requeue(rest)
             return True
         self._speculation = self._last_single = None
         self._streak, self._streak_needed = 0, min(2 * self._streak_needed, 64)
+        self._right_guesses = 0
         self._requeue(new)
         return True
 

@@ -11,8 +11,10 @@ float dtype). If every rank matched, the data part is the result; otherwise the 
 data is discarded, speculation stops on every rank at once, and the requests are
 negotiated normally. The sizes always agree, so a wrong guess can never corrupt or abort
 a transfer; it only wastes one transfer. After a wrong guess, twice as many matching
-cycles are needed before the next one, and transfers above :data:`MAX_BYTES` (where a
-round trip is negligible) never speculate.
+cycles (up to 64) are needed before the next one; twice that many right guesses in a row
+halve the requirement again (down to 2), so a loop that runs another collective now and
+then keeps speculating. Transfers above :data:`MAX_BYTES` (where a round trip is
+negligible) never speculate.
 """
 
 from __future__ import annotations

@@ -319,3 +319,29 @@ def test_donation_is_each_ranks_own_choice(three):
     assert torch.equal(inputs[0], out[0])  # rank 0 gave its tensor up
     assert torch.equal(inputs[1], torch.full((100_000,), 2.0))  # the others keep theirs
     assert [e.stats.in_place for e in three] == [1, 0, 0]
+
+
+def test_speculation_recovers_when_another_collective_interrupts_now_and_then():
+    """A training loop with an occasional other collective (an evaluation metric): each
+    interruption is one wrong guess, and runs of right guesses win the backoff back, so the
+    loop keeps skipping negotiations instead of backing off for good."""
+    engines = make_engines(2)
+    try:
+        def loop(r: int, e: CollectiveEngine) -> list[int]:
+            speculative_per_period = []
+            for period in range(6):
+                before = e.stats.speculative
+                for _ in range(20):
+                    e.run(Request("allreduce", "grad", "grad", [torch.ones(40_000)], "sum"))
+                e.run(Request("allreduce", "metric", "metric", [torch.ones(30_000)], "sum"))
+                speculative_per_period.append(e.stats.speculative - before)
+            return speculative_per_period
+
+        results = on_members(engines, loop)
+        assert results[0] == results[1]
+        # every period after the first: 4 negotiated steps, then 16 speculative ones
+        # (without the recovery the requirement would double each period: 16, 12, 4, 0, 0)
+        assert results[0][1:] == [16] * 5, results[0]
+    finally:
+        for e in engines:
+            e.close()
