@@ -298,7 +298,7 @@ class Connection:
         if self._closed is not None:
             return False
         try:
-            self._read_frame(self._frames)
+            self._read_frame()
             return True
         except (OSError, ConnectionError) as exc:
             error: BaseException = exc
@@ -315,17 +315,18 @@ class Connection:
         self._close(error)
         return False
 
-    def _read_frame(self, reader: FrameReader) -> None:
+    def _read_frame(self) -> None:
+        reader = self._frames
         limit = self.plane.max_bytes
         kind, meta_len, payload_len = wire.decode_header(reader.read(wire.HEADER.size), limit)
         meta = wire.unpack(reader.read(meta_len), "data-plane frame meta")
         if not isinstance(meta, dict):
             raise DataLossError(None, None, "Data-plane frame meta is not a map")
-        values = self._read_tensors(reader, meta.get("t"), payload_len)
+        values = self._read_tensors(meta.get("t"), payload_len)
         self.plane.stats.received(wire.HEADER.size + meta_len + payload_len, payload_len)
         self._dispatch(kind, meta, values)
 
-    def _read_tensors(self, reader: FrameReader, descs: Any, payload_len: int) -> list[Any]:
+    def _read_tensors(self, descs: Any, payload_len: int) -> list[Any]:
         if descs is None:
             descs = []
         if not isinstance(descs, list):
@@ -341,7 +342,7 @@ class Connection:
                 continue
             value, target = wire.allocate(desc)
             if target is not None:
-                reader.read_into(target)
+                self._frames.read_into(target)
             values.append(value)
         return values
 
