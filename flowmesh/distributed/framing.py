@@ -13,24 +13,19 @@ _IOV_MAX = 512
 class Stats:
     """Byte and message counters of one data plane (thread safe)."""
 
-    FIELDS = ("bytes_sent", "bytes_received", "tensor_bytes_sent", "tensor_bytes_received",
-              "frames_sent", "frames_received")
-
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sent = [0, 0, 0]  # bytes, tensor bytes, frames
         self._received = [0, 0, 0]
 
     def sent(self, nbytes: int, tensor_bytes: int) -> None:
-        with self._lock:
-            counts = self._sent
-            counts[0] += nbytes
-            counts[1] += tensor_bytes
-            counts[2] += 1
+        self._count(self._sent, nbytes, tensor_bytes)
 
     def received(self, nbytes: int, tensor_bytes: int) -> None:
+        self._count(self._received, nbytes, tensor_bytes)
+
+    def _count(self, counts: list[int], nbytes: int, tensor_bytes: int) -> None:
         with self._lock:
-            counts = self._received
             counts[0] += nbytes
             counts[1] += tensor_bytes
             counts[2] += 1
