@@ -122,12 +122,18 @@ def exits_in_order(tmp_path, first: str, first_status: int, then_status: int) ->
     """)
 
 
-def test_cli_reports_losses_and_rounds_on_stderr(tmp_path):
-    # the loss of member 0 is reported while member 1 still runs: "1 rank(s) remain"
-    script = exits_in_order(tmp_path, "0", 4, 0)
+def run_elastic_cli(script: str) -> subprocess.CompletedProcess:
+    """``flowmesh run --min-np 1 --max-np 2 -np 2 script``; the job must succeed."""
     out = subprocess.run(CLI + ["--min-np", "1", "--max-np", "2", "-np", "2", script],
                          capture_output=True, text=True, timeout=50, cwd=ROOT)
     assert out.returncode == 0, out.stderr
+    return out
+
+
+def test_cli_reports_losses_and_rounds_on_stderr(tmp_path):
+    # the loss of member 0 is reported while member 1 still runs: "1 rank(s) remain"
+    script = exits_in_order(tmp_path, "0", 4, 0)
+    out = run_elastic_cli(script)
     assert re.search(r"elastic job: 2 rank\(s\), --min-np 1, --max-np 2; add ranks with "
                      r"`flowmesh run --join 127\.0\.0\.1:\d+ -np 1 \.\.\.`", out.stderr)
     assert re.search(r"member 0 \(pid \d+\) exited with status 4; 1 rank\(s\) remain "
@@ -138,8 +144,6 @@ def test_cli_reports_losses_and_rounds_on_stderr(tmp_path):
 def test_a_loss_after_another_member_finished_says_so_and_the_job_succeeds(tmp_path):
     # member 0 fails only after the launcher reaped member 1, which finished its work
     script = exits_in_order(tmp_path, "1", 0, 4)
-    out = subprocess.run(CLI + ["--min-np", "1", "--max-np", "2", "-np", "2", script],
-                         capture_output=True, text=True, timeout=50, cwd=ROOT)
-    assert out.returncode == 0, out.stderr
+    out = run_elastic_cli(script)
     assert re.search(r"member 0 \(pid \d+\) exited with status 4; 0 rank\(s\) remain, 1 finished "
                      r"\(--min-np 1\)", out.stderr), out.stderr
