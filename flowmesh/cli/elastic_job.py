@@ -147,7 +147,10 @@ class ElasticJob(_Job):
         return member
 
     def _running(self) -> dict[str, bool]:
-        return {m: m not in self.codes and p.poll() is None for m, p in self.members.items()}
+        """The children as reaped by ``_reap`` (not a fresh ``poll()``): the coordinator
+        hears how a child ended (``member_exited``) before it sees that child stop running,
+        so its round reports say "killed by SIGKILL", never a bare "exited"."""
+        return {m: m not in self.codes for m in self.members}
 
     # --- supervision ---------------------------------------------------------------------
     def wait(self, timeout: float | None, failure_grace: float) -> RunResult:

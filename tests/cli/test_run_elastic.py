@@ -14,9 +14,10 @@ import textwrap
 
 import pytest
 
-from flowmesh.cli.elastic_job import ElasticPolicy
+from flowmesh.cli.elastic_job import ElasticJob, ElasticPolicy
 from flowmesh.cli.main import main
 from flowmesh.cli.run import launch
+from flowmesh.collective.backends.torch_dist import connect_store
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLI = [sys.executable, "-m", "flowmesh.cli.main", "run"]
@@ -147,3 +148,20 @@ def test_a_loss_after_another_member_finished_says_so_and_the_job_succeeds(tmp_p
     out = run_elastic_cli(script)
     assert re.search(r"member 0 \(pid \d+\) exited with status 4; 0 rank\(s\) remain, 1 finished "
                      r"\(--min-np 1\)", out.stderr), out.stderr
+
+
+def test_the_coordinator_hears_how_a_child_ended_before_it_sees_it_stop(tmp_path):
+    # a child that died between two launcher ticks still counts as running until the
+    # launcher reaps it, so a round closed in between never reports a bare "exited"
+    store = connect_store("127.0.0.1", 0, True, None, 10.0)
+    job = ElasticJob(1, [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), "
+                         "signal.SIGKILL)"], dict(os.environ), True, None, True, store,
+                     ElasticPolicy(1, 1))
+    try:
+        job.members["0"].wait(20)
+        assert job.coordinator.live_count() == 1  # dead, not reaped yet
+        job.coordinator.members = ["0"]  # as if a round had made it a member
+        job.wait(5, 0.1)
+        assert job.coordinator._gone == {"0": "was killed by SIGKILL (status -9)"}
+    finally:
+        job.kill_all()
