@@ -10,8 +10,8 @@ reports. Threads: 1 torch intra-op thread per rank.
    * ``flowmesh``: the collective engine (negotiation, then the gloo all-reduce into a
      pooled output buffer; the input is never modified);
    * ``flowmesh_donated``: the engine with a donated input (``Request(donated=True)``,
-     what the graph op gets when its input is dead: in place, like raw gloo; at <= 8 MB
-     the speculative path still packs a copy, see ``collective/speculation.py``);
+     what the graph op gets when its input is dead: in place, like raw gloo, also on the
+     speculative path of two ranks, see ``collective/speculation.py``);
    * ``flowmesh_graph``: the same through the graph op (``Session.run`` of an all-reduce
      of a variable's value, result not fetched; a live input, so out of place);
    * ``gloo``: raw ``torch.distributed.all_reduce`` (gloo, in place), the practical limit.

@@ -57,6 +57,7 @@ class Event:
         fused = f" fused x{self.tensors}" if self.tensors > 1 else ""
         how = " (sent with the negotiation)" if self.inline else ""
         how += " (speculative: no negotiation)" if self.speculative else ""
+        how += " (in place)" if self.in_place else ""
         return f"{self.kind}{fused} {_mb(self.nbytes)}{how}"
 
 

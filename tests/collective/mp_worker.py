@@ -218,7 +218,17 @@ def check_waiter_runs_cycle() -> None:
         in_caller += resolved_in == [threading.current_thread()]
         correct &= bool(torch.equal(out, torch.full((50_000,), 3.0)))
         same_memory &= out.data_ptr() == value.data_ptr()
-    report("waiter_runs_cycle", in_caller=in_caller, correct=correct, same_memory=same_memory)
+    # a steady loop of one donated all-reduce: after two negotiated cycles it speculates,
+    # in place (two ranks: the header travels beside the data, concurrently, on gloo)
+    events_before = len(engine.events)
+    for i in range(10):
+        value = torch.full((50_000,), float(hvd.rank() + i))
+        out = engine.run(Request("allreduce", "steady", "steady", [value], "sum", donated=True))[0]
+        correct &= bool(torch.equal(out, torch.full((50_000,), float(1 + 2 * i))))
+        same_memory &= out.data_ptr() == value.data_ptr()
+    steady = [ev for ev in list(engine.events)[events_before:] if ev.kind == "allreduce"]
+    report("waiter_runs_cycle", in_caller=in_caller, correct=correct, same_memory=same_memory,
+           speculative_in_place=sum(ev.speculative and ev.in_place for ev in steady))
 
 
 # --- faults ------------------------------------------------------------------------------

@@ -345,3 +345,51 @@ def test_speculation_recovers_when_another_collective_interrupts_now_and_then():
     finally:
         for e in engines:
             e.close()
+
+
+def test_two_ranks_speculate_in_place_on_donated_inputs():
+    engines = make_engines(2)
+    try:
+        def steps(r: int, e: CollectiveEngine) -> list[bool]:
+            same_memory = []
+            for step in range(5):
+                t = torch.full((40_000,), float(r + step))
+                out = e.run(Request("allreduce", "g", "g", [t], "sum", donated=True))[0]
+                assert torch.equal(out, torch.full((40_000,), float(1 + 2 * step)))
+                same_memory.append(out.data_ptr() == t.data_ptr())
+            return same_memory
+
+        assert on_members(engines, steps) == [[True] * 5] * 2
+        events = [ev for ev in engines[0].events if ev.kind == "allreduce"]
+        assert [(ev.speculative, ev.in_place) for ev in events][2:] == [(True, True)] * 3
+    finally:
+        for e in engines:
+            e.close()
+
+
+def test_a_wrong_in_place_guess_leaves_the_donated_tensor_bit_for_bit_intact():
+    """Rank 0 donates the expected collective while rank 1 runs another one first: rank 0
+    reduced its tensor in place with rank 1's -0.0 filler, which must change nothing, not
+    even the sign of a zero."""
+    engines = make_engines(2)
+    try:
+        def body(r: int, e: CollectiveEngine) -> list[torch.Tensor]:
+            for _ in range(3):
+                e.run(Request("allreduce", "g", "g", [torch.ones(40_000)], "sum"))
+            g = torch.arange(40_000, dtype=torch.float32) * 0.5
+            g[0] = -0.0
+            order = [("b", torch.ones(40_000) * 2), ("g", g)]
+            if r == 0:
+                order.reverse()
+            handles = {k: e.submit(Request("allreduce", k, k, [t], "sum", donated=True))
+                       for k, t in order}
+            return [handles[k].wait(10)[0] for k in ("g", "b")]
+
+        results = on_members(engines, body)
+        expected = torch.arange(40_000, dtype=torch.float32)
+        for g, b in results:
+            assert torch.equal(g, expected) and torch.signbit(g[0])  # -0.0 + -0.0
+            assert torch.equal(b, torch.full((40_000,), 4.0))
+    finally:
+        for e in engines:
+            e.close()

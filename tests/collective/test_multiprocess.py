@@ -113,6 +113,7 @@ def test_waiting_thread_runs_the_cycle_and_donated_inputs_reduce_in_place(two_ra
     for res in two_ranks["waiter_runs_cycle"].values():
         assert res["correct"] and res["same_memory"]
         assert res["in_caller"] >= 1  # normally all 20: the engine thread is still waking up
+        assert res["speculative_in_place"] == 8  # 2 negotiated cycles, then speculation
 
 
 @pytest.mark.timeout(240)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -141,6 +142,13 @@ class Communicator(abc.ABC):
     @abc.abstractmethod
     def allreduce(self, tensor: torch.Tensor, op: ReduceOp) -> None:
         """Replaces ``tensor`` by the element-wise reduction over members (not MEAN)."""
+
+    def allreduce_each(self, tensors: Sequence[torch.Tensor], op: ReduceOp) -> None:
+        """All-reduces every tensor, each as its own collective (every member passes the
+        same sizes in the same order). Backends that can run them concurrently do; the
+        default runs them one after another."""
+        for tensor in tensors:
+            self.allreduce(tensor, op)
 
     @abc.abstractmethod
     def allgather(self, output: torch.Tensor, tensor: torch.Tensor) -> None:

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -23,7 +24,8 @@ from flowmesh import config as _config
 from flowmesh.collective.backends.base import CommunicationError, Communicator, PeerState, ReduceOp
 
 _REDUCERS: dict[ReduceOp, Callable[[torch.Tensor], torch.Tensor]] = {
-    ReduceOp.SUM: lambda s: s.sum(0),
+    # pairwise adds, like gloo (torch.sum starts from +0.0 and so loses -0.0 + -0.0 = -0.0)
+    ReduceOp.SUM: lambda s: functools.reduce(torch.add, s.unbind(0)),
     ReduceOp.MAX: lambda s: s.amax(0),
     ReduceOp.MIN: lambda s: s.amin(0),
     ReduceOp.PRODUCT: lambda s: s.prod(0),

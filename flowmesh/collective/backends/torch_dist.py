@@ -21,9 +21,11 @@ timeout), so it is set aside instead and its thread ends at that timeout.
 from __future__ import annotations
 
 import datetime
+import functools
 import struct
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -192,15 +194,20 @@ class TorchDistributedCommunicator(Communicator):
         except (RuntimeError, OSError):
             return {}  # the store is gone: gloo's own timeout still bounds the wait
 
-    def _call(self, what: str, fn: Any) -> None:
+    def _call(self, what: str, *starts: Any) -> None:
+        """Starts the work of every function in ``starts`` (so they run concurrently),
+        then waits for each."""
         self._busy = what
         try:
-            try:
-                work = fn()
-            except RuntimeError as exc:
-                raise CommunicationError(
-                    f"{what} failed on rank {self.rank}: {_short(str(exc))}") from None
-            self._wait(work, what)
+            works = []
+            for start in starts:
+                try:
+                    works.append(start())
+                except RuntimeError as exc:
+                    raise CommunicationError(
+                        f"{what} failed on rank {self.rank}: {_short(str(exc))}") from None
+            for work in works:
+                self._wait(work, what)
         finally:
             self._busy = None
 
@@ -228,10 +235,13 @@ class TorchDistributedCommunicator(Communicator):
 
     # --- data plane --------------------------------------------------------------------------
     def allreduce(self, tensor: torch.Tensor, op: ReduceOp) -> None:
+        self.allreduce_each([tensor], op)
+
+    def allreduce_each(self, tensors: Sequence[torch.Tensor], op: ReduceOp) -> None:
         options = dist.AllreduceOptions()
         options.reduceOp = _TORCH_OPS[ReduceOp.parse(op)]
-        group = self._group_for(tensor)
-        self._call("allreduce", lambda: group.allreduce([tensor], options))
+        self._call("allreduce", *[functools.partial(self._group_for(t).allreduce, [t], options)
+                                  for t in tensors])
 
     def allgather(self, output: torch.Tensor, tensor: torch.Tensor) -> None:
         group = self._group_for(tensor)
