@@ -40,7 +40,7 @@ from flowmesh.collective.negotiation import (
     stall_report,
 )
 from flowmesh.collective.request import Handle, Request
-from flowmesh.collective.speculation import can_speculate, run_speculative
+from flowmesh.collective.speculation import Guess, can_speculate, run_speculative
 from flowmesh.collective.timeline import Event, open_timeline
 from flowmesh.errors import (
     AbortedError,
@@ -90,7 +90,7 @@ class CollectiveEngine:
         self._new: list[Request] = []
         self._verdicts: list[str] = []
         self._capacity = _MIN_CAPACITY  # bytes per rank of the next control round
-        self._speculation: Descriptor | None = None  # agreed by every rank, see speculation.py
+        self._speculation: Guess | None = None  # agreed by every rank, see speculation.py
         self._last_single: Descriptor | None = None
         self._streak = 0  # consecutive cycles that ran that same single all-reduce
         self._streak_needed = 2  # doubles after every wrong guess (a wasted transfer)
@@ -215,7 +215,8 @@ class CollectiveEngine:
         finally:
             with self._cv:
                 self._busy = False
-                self._cv.notify_all()
+                if self._new or self._pending_count or self._closed or self._failure:
+                    self._cv.notify_all()  # else the engine thread has nothing to wake for
         return None
 
     def _next_batch(self, idle: float) -> list[Request] | None:
@@ -291,13 +292,13 @@ class CollectiveEngine:
         self._streak = self._streak + 1 if single is not None and single == self._last_single else 1
         self._last_single = single
         if single is not None and self._streak >= self._streak_needed:
-            self._speculation = single
+            self._speculation = Guess(single, self.size)
 
     def _speculative_cycle(self, new: list[Request]) -> bool:
         candidate, rest = new[0], new[1:]
-        expected = self._speculation
-        assert expected is not None
-        if run_speculative(self.comm, self._executor.pool, expected, candidate, self._record):
+        guess = self._speculation
+        assert guess is not None
+        if run_speculative(self.comm, self._executor.pool, guess, candidate, self._record):
             self.stats.cycles += 1
             self.stats.collectives += 1
             self.stats.speculative += 1

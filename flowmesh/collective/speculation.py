@@ -59,76 +59,85 @@ def _hash_chunks(descriptor: Descriptor) -> list[int]:
     return [(value >> (4 * i)) & 0xF for i in range(CHUNKS)]
 
 
-def run_speculative(comm: Communicator, pool: BufferPool, expected: Descriptor,
-                    candidate: Request, record: Callable[[Event, list[Request]], None]) -> bool:
+class Guess:
+    """The collective every rank expects next, with what its speculative cycles reuse."""
+
+    def __init__(self, expected: Descriptor, size: int):
+        chunks = _hash_chunks(expected)
+        self.expected = expected
+        self.dtype: torch.dtype = getattr(torch, expected.specs[0][0])
+        self.device = torch.device(expected.device)
+        self.shapes = [shape for _, shape in expected.specs]
+        self.numel = sum(_numel(shape) for shape in self.shapes)
+        self.header_inside = size > 2  # see the module docstring
+        self._header = torch.tensor([1.0] + [float(c) for c in chunks], dtype=torch.float64)
+        self._agreed = [float(size)] + [float(size * c) for c in chunks]
+
+    def header(self, matched: bool) -> torch.Tensor:
+        """This rank's header: the flag and the hash chunks, or zeros."""
+        return self._header.clone() if matched else torch.zeros(HEADER, dtype=torch.float64)
+
+    def agreed(self, reduced_header: torch.Tensor) -> bool:
+        """Whether every rank's request matched, from the header summed over ranks."""
+        return reduced_header.to(torch.float64).tolist() == self._agreed
+
+
+def run_speculative(comm: Communicator, pool: BufferPool, guess: Guess, candidate: Request,
+                    record: Callable[[Event, list[Request]], None]) -> bool:
     """One speculative cycle with this rank's next request ``candidate``.
 
     Returns:
-        True when every rank's request matched ``expected`` (``candidate`` is complete),
+        True when every rank's request matched ``guess`` (``candidate`` is complete),
         False when the guess was wrong (nothing was completed; negotiate normally).
     """
     start = time.perf_counter()
-    chunks = _hash_chunks(expected)
-    matched = candidate.descriptor == expected
-    layout = _header_beside if comm.size == 2 else _header_inside
-    transfers, header, data = layout(pool, expected, candidate, matched, chunks)
+    matched = candidate.descriptor == guess.expected
+    layout = _header_inside if guess.header_inside else _header_beside
+    transfers, header, data = layout(pool, guess, candidate, matched)
     comm.allreduce_each(transfers, ReduceOp.SUM)
-    size = comm.size
-    if header.to(torch.float64).tolist() != [float(size)] + [float(size * c) for c in chunks]:
+    if not guess.agreed(header):
         return False
-    if expected.op == "mean":
+    if guess.expected.op == "mean":
         if data.is_floating_point():
-            data.div_(size)
+            data.div_(comm.size)
         else:
-            data.copy_(torch.div(data, size, rounding_mode="floor"))
-    for i, out in enumerate(unpack(data, [shape for _, shape in expected.specs])):
+            data.copy_(torch.div(data, comm.size, rounding_mode="floor"))
+    in_place = data.data_ptr() == candidate.tensors[0].data_ptr()
+    outputs = candidate.tensors if in_place else unpack(data, guess.shapes)
+    for i, out in enumerate(outputs):
         candidate.handle.set_output(i, out)
-    in_place = matched and data.data_ptr() == candidate.tensors[0].data_ptr()
     moved = sum(t.numel() * t.element_size() for t in transfers)
     record(Event("allreduce", [candidate.name], moved, start, time.perf_counter(),
                  len(candidate.tensors), speculative=True, in_place=in_place), [candidate])
     return True
 
 
-def _header_inside(pool: BufferPool, expected: Descriptor, candidate: Request, matched: bool,
-                   chunks: list[int]) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
+def _header_inside(pool: BufferPool, guess: Guess, candidate: Request,
+                   matched: bool) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
     """One transfer ``[header | data]`` (any group size); returns it and both parts."""
-    dtype = getattr(torch, expected.specs[0][0])
-    device = candidate.tensors[0].device if matched else torch.device(expected.device)
-    buf = pool.take(HEADER + _total(expected), dtype, device)
-    buf[:HEADER] = _header_values(matched, chunks).to(dtype)
+    device = candidate.tensors[0].device if matched else guess.device
+    buf = pool.take(HEADER + guess.numel, guess.dtype, device)
+    buf[:HEADER] = guess.header(matched).to(guess.dtype)
     if matched:
         pack_into(candidate.tensors, buf[HEADER:])
     return [buf], buf[:HEADER], buf[HEADER:]
 
 
-def _header_beside(pool: BufferPool, expected: Descriptor, candidate: Request, matched: bool,
-                   chunks: list[int]) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
+def _header_beside(pool: BufferPool, guess: Guess, candidate: Request,
+                   matched: bool) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
     """A CPU header and the data as two transfers (groups of two): a donated lone
     contiguous tensor is the data itself; a rank that did not match contributes ``-0.0``."""
-    header = _header_values(matched, chunks)
+    header = guess.header(matched)
     tensors = candidate.tensors
     if matched and candidate.donated and len(tensors) == 1 and tensors[0].is_contiguous():
         data = tensors[0].view(-1)
         return [header, data], header, data
-    dtype = getattr(torch, expected.specs[0][0])
-    device = tensors[0].device if matched else torch.device(expected.device)
-    data = pool.take(_total(expected), dtype, device)
+    data = pool.take(guess.numel, guess.dtype, tensors[0].device if matched else guess.device)
     if matched:
         pack_into(tensors, data)
     else:
         data.fill_(-0.0 if data.is_floating_point() else 0)
     return [header, data], header, data
-
-
-def _header_values(matched: bool, chunks: list[int]) -> torch.Tensor:
-    if not matched:
-        return torch.zeros(HEADER, dtype=torch.float64)
-    return torch.tensor([1.0] + [float(c) for c in chunks], dtype=torch.float64)
-
-
-def _total(expected: Descriptor) -> int:
-    return sum(_numel(shape) for _, shape in expected.specs)
 
 
 def _numel(shape: tuple[int, ...]) -> int:
