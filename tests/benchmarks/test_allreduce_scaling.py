@@ -27,7 +27,7 @@ def test_allreduce_benchmark_runs_on_one_size():
     records = _run("benchmarks.allreduce", "--repeats", "1", "--sizes", "4KB")
     assert [(r["bench"], r["peer"]) for r in records] == [
         ("allreduce_busbw", "flowmesh_donated"), ("allreduce_busbw", "flowmesh_graph"),
-        ("allreduce_busbw", "gloo"),
+        ("allreduce_busbw", "gloo"), ("allreduce_busbw_in_place", "gloo"),
         ("allreduce_fusion", "one_each")]
     assert all(r["flowmesh"] > 0 and r["ratio"] > 0 for r in records)
 
