@@ -214,7 +214,17 @@ def test_members_the_launcher_did_not_start_are_judged_by_heartbeat(job_factory)
     job = job_factory(1, 3)
     outsider = job.member("9", child=False)
     insider = job.member("0")
-    join_all([insider, outsider])
+    # the outsider arrives first: a first round waits for every child, not for outsiders,
+    # so had the insider come first the round could close without the outsider
+    out: dict[str, object] = {}
+    thread = threading.Thread(target=lambda: out.update(join_all([outsider])))
+    thread.start()
+    deadline = time.monotonic() + 10
+    while job.call(lambda c: len(c._arrived)) < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    out.update(join_all([insider]))
+    thread.join(30)
+    assert [type(out[m]).__name__ for m in ("0", "9")] == ["WorldInfo"] * 2, out
     assert job.call(lambda c: c.live_count()) == 2
     outsider.close()  # its heartbeat stops: after a few seconds it counts as gone
     deadline = time.monotonic() + 15
