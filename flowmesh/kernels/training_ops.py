@@ -9,12 +9,22 @@ order and ``opts`` the op's boolean attrs. Dense kernels apply it to the whole v
 sparse kernels gather the touched rows (after summing repeated indices), apply the same
 function to them and scatter them back, so dense and sparse updates share one formula.
 The formulas are TensorFlow's (``training_ops.cc``).
+
+Locking: an update that is one pass over the variable (gradient descent) is lock-free
+unless ``use_locking`` asks otherwise, as in TensorFlow. Every multi-pass update (slots
+first, then the variable) holds the variable's lock even with ``use_locking=False``:
+TensorFlow's kernels run their passes back to back, but a Python thread can lose the GIL
+between two passes for a whole switch interval, and a concurrent update landing in that
+gap hands the first one a slot mix from two steps. For Adam that is fatal, not just
+stale: a fresh ``m`` over an old ``v ~ 0`` divides by epsilon (asynchronous workers with
+gradients of disjoint support blew weights up to ~1e5). Reads stay lock-free (Hogwild).
 """
 
 from __future__ import annotations
 
 import math as _math
 from collections.abc import Callable
+from contextlib import ExitStack
 from typing import Any
 
 import torch
@@ -104,7 +114,7 @@ def register_update(op_type: str, math: MathFn) -> None:
                 math(rows, g, [args[i].item() for i in hyper], opts)
                 for t, r in zip(full, rows):
                     t.index_copy_(0, idx, r)
-        return _locked(apply) if ctx.attr("use_locking", False) else apply
+        return _locked(apply)  # several passes: see the module docstring
 
 
 # --- the formulas --------------------------------------------------------------------------------
@@ -242,7 +252,7 @@ def _sparse_adam(ctx: KernelContext) -> Callable[..., None]:
             m_t.index_add_(0, idx, g, alpha=1.0 - beta1)
         table.addcdiv_(m_t, denom, value=-alpha)
 
-    return _locked(apply) if ctx.attr("use_locking", False) else apply
+    return _locked(apply)  # several passes: see the module docstring
 
 
 # --- multi-tensor (torch._foreach_*) variants for runs of updates ------------------------------
@@ -273,10 +283,23 @@ def multi_tensor_update(op_type: str, count: int, attrs: dict[str, Any]) -> Call
     if op_type == "ResourceApplyGradientDescent":
         return _foreach_gradient_descent(width)
     if op_type == "ResourceApplyMomentum":
-        return _foreach_momentum(width, bool(attrs.get("use_nesterov", False)))
+        return _all_locked(_foreach_momentum(width, bool(attrs.get("use_nesterov", False))), width)
     if attrs.get("use_nesterov", False):
         return None
-    return _foreach_adam(width)
+    return _all_locked(_foreach_adam(width), width)
+
+
+def _all_locked(fn: Callable[..., None], width: int) -> Callable[..., None]:
+    """``fn`` holding the lock of every variable of the run (several passes: see the module
+    docstring), taken in one global order so two runs over the same variables cannot
+    deadlock (a single update holds one lock and waits for nothing else)."""
+    def run(*args: Any) -> None:
+        with ExitStack() as held:
+            for var in sorted(args[0::width], key=id):
+                held.enter_context(var.lock)
+            fn(*args)
+
+    return run
 
 
 def _column(args: tuple[Any, ...], width: int, position: int, read: bool = False) -> list[Any]:

@@ -237,3 +237,56 @@ def test_an_optimizer_without_update_hooks_says_what_to_implement() -> None:
     w = tf.Variable(1.0, name="w")
     with pytest.raises(NotImplementedError, match="_apply_dense or _resource_apply_dense"):
         Optimizer(False, "Bare").minimize(w * w)
+
+
+@pytest.mark.parametrize("variables", [1, 2])  # one kernel per variable / a fused run
+@pytest.mark.parametrize("name", ["adam", "rmsprop", "momentum"])
+def test_concurrent_steps_apply_whole_updates(name: str, variables: int) -> None:
+    """Asynchronous steps (threads here, ps workers in a cluster) whose gradients touch
+    fresh weights each step: every update of a multi-pass optimizer is applied whole,
+    never interleaved with another. Interleaved, Adam divided another step's fresh ``m``
+    by a ``v`` still 0 (+ epsilon) and moved weights by ~1e5."""
+    import sys
+    import threading
+
+    make = {"adam": lambda: tf.train.AdamOptimizer(0.01),
+            "rmsprop": lambda: tf.train.RMSPropOptimizer(0.01),
+            "momentum": lambda: tf.train.MomentumOptimizer(0.01, 0.9)}[name]
+    block, steps, threads = 8, 200, 4
+    width = block * steps * threads
+    graph = tf.Graph()
+    with graph.as_default():
+        g = tf.placeholder(tf.float32, [width])
+        ws = [tf.Variable(tf.zeros([width]), name=f"w{i}") for i in range(variables)]
+        train = make().minimize(tf.add_n([tf.reduce_sum(w * g) for w in ws]))
+        init = tf.global_variables_initializer()
+    sess = tf.Session(graph=graph)
+    sess.run(init)
+    errors: list[BaseException] = []
+
+    def worker(thread: int) -> None:
+        try:
+            for step in range(steps):
+                feed = np.zeros([width], np.float32)
+                start = (step * threads + thread) * block
+                feed[start:start + block] = 1.0
+                sess.run(train, {g: feed})
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # a GIL hand-off between nearly every two torch calls
+    try:
+        pool = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
+        for t in pool:
+            t.start()
+        for t in pool:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(switch)
+    assert not errors, errors
+    # A whole update moves a weight by at most lr / (1 - momentum) (Adam and RMSProp ~lr,
+    # or lr / sqrt(1 - rho) on a weight's first gradient), and there are steps * threads.
+    bound = steps * threads * 0.01 / (1 - 0.9)
+    for value in sess.run(ws):
+        assert np.isfinite(value).all() and np.abs(value).max() <= bound, np.abs(value).max()
