@@ -96,7 +96,7 @@ class Cluster:
     """1 ps + 2 worker agent processes of one system."""
 
     def __init__(self, system: str, model: str):
-        from flowmesh.cli.launch import free_ports
+        from flowmesh.cli.ports import free_ports
 
         ports = free_ports(3)
         self.cluster = {"ps": [f"localhost:{ports[0]}"],

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import sys
 import time
@@ -315,16 +314,6 @@ def _tensorflow(rank: int, ports: str) -> tuple[Any, Any]:
     return tf2, strategy
 
 
-def _free_ports(n: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -336,9 +325,10 @@ def main(argv: list[str] | None = None) -> int:
     if "FLOWMESH_RANK" in os.environ:
         worker(args)
         return 0
+    from flowmesh.cli.ports import free_ports
     from flowmesh.cli.run import launch
 
-    ports = ",".join(str(p) for p in _free_ports(2))
+    ports = ",".join(str(p) for p in free_ports(2))
     command = [sys.executable, "-m", "benchmarks.scaling", "--repeats", str(args.repeats),
                "--models", args.models, "--peers", args.peers, "--tf-ports", ports]
     env = {"OMP_NUM_THREADS": "1", "FLOWMESH_COLLECTIVE_TIMEOUT_S": "600",

@@ -35,7 +35,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -44,6 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from flowmesh.cli.ports import free_ports
 from flowmesh.cli.restart_policy import RestartPolicy, RestartTracker, shell_status
 
 HELP = "start a local ps/worker cluster running a training script (TF_CONFIG per task)"
@@ -101,20 +101,6 @@ class Task:
     @property
     def name(self) -> str:
         return f"{self.job}:{self.index}"
-
-
-def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
-    """``count`` distinct ports that were free a moment ago (held together while chosen)."""
-    socks = []
-    try:
-        for _ in range(count):
-            sock = socket.socket()
-            sock.bind((host, 0))
-            socks.append(sock)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for sock in socks:
-            sock.close()
 
 
 def make_cluster(args: argparse.Namespace) -> dict[str, list[str]]:

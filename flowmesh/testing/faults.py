@@ -227,13 +227,6 @@ class DelayHook(SessionRunHook):
 
 
 # --- connections ---------------------------------------------------------------------------------
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class TcpProxy:
     """Forwards ``127.0.0.1:port`` to ``target_host:target_port`` and can break the link.
 

@@ -4,26 +4,22 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import pytest
 
+from flowmesh.cli.ports import free_ports
+
 WORKER = os.path.join(os.path.dirname(__file__), "mwms_worker.py")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.multiprocess
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_two_workers_train_in_sync_and_match_the_global_batch():
-    cluster = {"chief": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]}
+    chief, worker = free_ports(2)
+    cluster = {"chief": [f"127.0.0.1:{chief}"], "worker": [f"127.0.0.1:{worker}"]}
     procs = []
     for task_type in ("chief", "worker"):
         env = dict(os.environ, OMP_NUM_THREADS="1", FLOWMESH_COLLECTIVE_TIMEOUT_S="30",
