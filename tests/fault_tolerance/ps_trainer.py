@@ -82,6 +82,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--save_steps", type=int, default=20)
     p.add_argument("--sleep", type=float, default=0.01, help="pause after each step (pacing)")
     p.add_argument("--kill_in_save", type=int, default=0)
+    p.add_argument("--max_to_keep", type=int, default=0, help="checkpoints the chief keeps (0: default)")
     p.add_argument("--max_wait", type=float, default=120.0, help="non-chief max_wait_secs")
     return p.parse_known_args()[0]  # tolerate the launcher's classic --ps_hosts... flags
 
@@ -109,8 +110,9 @@ def train(args: argparse.Namespace, server: tf.train.Server, cluster: tf.train.C
     model = build(cluster, index)
     is_chief = index == 0
     scaffold = None
-    if args.kill_in_save:
-        scaffold = tf.train.Scaffold(saver=tf.train.Saver(sharded=False, max_to_keep=10))
+    if args.kill_in_save or args.max_to_keep:
+        saver = tf.train.Saver(sharded=not args.kill_in_save, max_to_keep=args.max_to_keep or 10)
+        scaffold = tf.train.Scaffold(saver=saver)
         if is_chief and config.RESTART_COUNT.get() == 0:
             faults.sigkill_during_checkpoint_write(nth_file=args.kill_in_save, fraction=0.5)
     x_all, y_all = model["data"]
