@@ -203,6 +203,7 @@ def check_waiter_runs_cycle() -> None:
     import torch
 
     from flowmesh.collective.request import Request
+    from flowmesh.collective.speculation import BESIDE_MIN_BYTES
 
     engine = context.world_engine()
     in_caller, correct, same_memory = 0, True, True
@@ -219,12 +220,13 @@ def check_waiter_runs_cycle() -> None:
         correct &= bool(torch.equal(out, torch.full((50_000,), 3.0)))
         same_memory &= out.data_ptr() == value.data_ptr()
     # a steady loop of one donated all-reduce: after two negotiated cycles it speculates,
-    # in place (two ranks: the header travels beside the data, concurrently, on gloo)
+    # in place (two ranks, >= BESIDE_MIN_BYTES: the header travels beside the data on gloo)
     events_before = len(engine.events)
+    numel = BESIDE_MIN_BYTES // 4
     for i in range(10):
-        value = torch.full((50_000,), float(hvd.rank() + i))
+        value = torch.full((numel,), float(hvd.rank() + i))
         out = engine.run(Request("allreduce", "steady", "steady", [value], "sum", donated=True))[0]
-        correct &= bool(torch.equal(out, torch.full((50_000,), float(1 + 2 * i))))
+        correct &= bool(torch.equal(out, torch.full((numel,), float(1 + 2 * i))))
         same_memory &= out.data_ptr() == value.data_ptr()
     steady = [ev for ev in list(engine.events)[events_before:] if ev.kind == "allreduce"]
     report("waiter_runs_cycle", in_caller=in_caller, correct=correct, same_memory=same_memory,

@@ -14,6 +14,7 @@ from flowmesh.collective.backends.base import CommunicationError
 from flowmesh.collective.backends.local import LocalCommunicator, LocalHub
 from flowmesh.collective.engine import CollectiveEngine
 from flowmesh.collective.request import Request
+from flowmesh.collective.speculation import BESIDE_MIN_BYTES
 from flowmesh.errors import AbortedError, DeadlineExceededError, InvalidArgumentError, OpError
 
 
@@ -347,21 +348,43 @@ def test_speculation_recovers_when_another_collective_interrupts_now_and_then():
             e.close()
 
 
+BESIDE = BESIDE_MIN_BYTES // 4  # float32 elements: two ranks send the header beside them
+
+
 def test_two_ranks_speculate_in_place_on_donated_inputs():
+    """From BESIDE_MIN_BYTES up the header travels beside the data and a donated tensor is
+    reduced in place; below it (next test) it is packed behind the header."""
     engines = make_engines(2)
     try:
         def steps(r: int, e: CollectiveEngine) -> list[bool]:
             same_memory = []
             for step in range(5):
-                t = torch.full((40_000,), float(r + step))
+                t = torch.full((BESIDE,), float(r + step))
                 out = e.run(Request("allreduce", "g", "g", [t], "sum", donated=True))[0]
-                assert torch.equal(out, torch.full((40_000,), float(1 + 2 * step)))
+                assert torch.equal(out, torch.full((BESIDE,), float(1 + 2 * step)))
                 same_memory.append(out.data_ptr() == t.data_ptr())
             return same_memory
 
         assert on_members(engines, steps) == [[True] * 5] * 2
         events = [ev for ev in engines[0].events if ev.kind == "allreduce"]
         assert [(ev.speculative, ev.in_place) for ev in events][2:] == [(True, True)] * 3
+    finally:
+        for e in engines:
+            e.close()
+
+
+def test_small_donated_inputs_speculate_packed_behind_the_header():
+    engines = make_engines(2)
+    try:
+        def steps(r: int, e: CollectiveEngine) -> None:
+            for step in range(5):
+                t = torch.full((40_000,), float(r + step))
+                out = e.run(Request("allreduce", "g", "g", [t], "sum", donated=True))[0]
+                assert torch.equal(out, torch.full((40_000,), float(1 + 2 * step)))
+
+        on_members(engines, steps)
+        events = [ev for ev in engines[0].events if ev.kind == "allreduce"]
+        assert [(ev.speculative, ev.in_place) for ev in events][2:] == [(True, False)] * 3
     finally:
         for e in engines:
             e.close()
@@ -375,10 +398,10 @@ def test_a_wrong_in_place_guess_leaves_the_donated_tensor_bit_for_bit_intact():
     try:
         def body(r: int, e: CollectiveEngine) -> list[torch.Tensor]:
             for _ in range(3):
-                e.run(Request("allreduce", "g", "g", [torch.ones(40_000)], "sum"))
-            g = torch.arange(40_000, dtype=torch.float32) * 0.5
+                e.run(Request("allreduce", "g", "g", [torch.ones(BESIDE)], "sum"))
+            g = torch.arange(BESIDE, dtype=torch.float32) * 0.5
             g[0] = -0.0
-            order = [("b", torch.ones(40_000) * 2), ("g", g)]
+            order = [("b", torch.ones(BESIDE) * 2), ("g", g)]
             if r == 0:
                 order.reverse()
             handles = {k: e.submit(Request("allreduce", k, k, [t], "sum", donated=True))
@@ -386,10 +409,10 @@ def test_a_wrong_in_place_guess_leaves_the_donated_tensor_bit_for_bit_intact():
             return [handles[k].wait(10)[0] for k in ("g", "b")]
 
         results = on_members(engines, body)
-        expected = torch.arange(40_000, dtype=torch.float32)
+        expected = torch.arange(BESIDE, dtype=torch.float32)
         for g, b in results:
             assert torch.equal(g, expected) and torch.signbit(g[0])  # -0.0 + -0.0
-            assert torch.equal(b, torch.full((40_000,), 4.0))
+            assert torch.equal(b, torch.full((BESIDE,), 4.0))
     finally:
         for e in engines:
             e.close()
