@@ -327,6 +327,8 @@ from flowmesh.runtime.session import (
 
 __version__ = "0.1.0"
 from flowmesh import train
+from flowmesh import summary
+from flowmesh.summary import Event, HistogramProto, SessionLog, Summary, SummaryMetadata
 from flowmesh import linalg, math, strings
 from flowmesh import nn
 from flowmesh import losses

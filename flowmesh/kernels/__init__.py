@@ -34,6 +34,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     select_ops,
     strided_slice_ops,
     string_ops,
+    summary_ops,
     training_ops,
     while_loop,
 )

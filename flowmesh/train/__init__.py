@@ -16,6 +16,7 @@ from flowmesh.checkpoint import (
 )
 from flowmesh.distributed.cluster_spec import ClusterDef, ClusterSpec, JobDef
 from flowmesh.distributed.server import Server, ServerDef
+from flowmesh.summary.reader import summary_iterator
 from flowmesh.train.adadelta import AdadeltaOptimizer
 from flowmesh.train.adagrad import AdagradOptimizer
 from flowmesh.train.adam import AdamOptimizer
@@ -31,6 +32,7 @@ from flowmesh.train.basic_session_run_hooks import (
     SecondOrStepTimer,
     StepCounterHook,
     StopAtStepHook,
+    SummarySaverHook,
 )
 from flowmesh.train.coordinator import Coordinator, LooperThread
 from flowmesh.train.device_setter import (
@@ -158,6 +160,8 @@ __all__ = [
     "SingularMonitoredSession",
     "StepCounterHook",
     "StopAtStepHook",
+    "SummarySaverHook",
     "Supervisor",
+    "summary_iterator",
     "WorkerSessionCreator",
 ]

@@ -8,15 +8,17 @@ hook                       what it does
                            and at the end
 ``LoggingTensorHook``      logs tensor values every N steps / seconds / at the end
 ``NanTensorHook``          fails (or stops) when the loss becomes NaN
-``StepCounterHook``        logs global steps per second
+``StepCounterHook``        logs global steps per second (and writes them as a summary)
+``SummarySaverHook``       writes the summary op's value every N steps or seconds
 ``FinalOpsHook``           runs ops when the session closes, keeps their values
 ``FeedFnHook``             feeds ``feed_fn()`` into every step
 ``GlobalStepWaiterHook``   delays a worker until the global step reaches a value
 =========================  ================================================================
 
-Hooks log through the ``flowmesh.train`` logger (INFO level). Difference from
-TensorFlow: ``StepCounterHook`` only logs (flowmesh has no event-file summaries yet), and
-``SummarySaverHook`` is not provided.
+Hooks log through the ``flowmesh.train`` logger (INFO level). Hooks given an output
+directory write event files through ``tf.summary.FileWriterCache`` (one file per
+directory), as TensorFlow's do: the step rate as ``global_step/sec``, the summaries,
+the graph and a ``CHECKPOINT`` session log after each save.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import numpy as np
 
 from flowmesh.checkpoint import filesystem as fs
 from flowmesh.core.graph import GraphKeys, Tensor, get_default_graph
+from flowmesh.summary.proto import SessionLog, Summary, SummaryValue
+from flowmesh.summary.writer import FileWriterCache
 from flowmesh.train.session_run_hook import (
     SessionRunArgs,
     SessionRunContext,
@@ -224,11 +228,14 @@ class CheckpointSaverHook(SessionRunHook):
     def begin(self) -> None:
         self._global_step_tensor = _global_step_read("CheckpointSaverHook")
         fs.makedirs(self._checkpoint_dir)
+        self._summary_writer = FileWriterCache.get(self._checkpoint_dir)
         for listener in self._listeners:
             listener.begin()
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         global_step = int(session.run(self._global_step_tensor))
+        if self._save_graph_def:
+            self._summary_writer.add_graph(get_default_graph())
         self._save(session, global_step)  # the state at the step the session starts from
         self._timer.update_last_triggered_step(global_step)
 
@@ -250,6 +257,7 @@ class CheckpointSaverHook(SessionRunHook):
             self._save(session, last_step)
         for listener in self._listeners:
             listener.end(session, last_step)
+        self._summary_writer.flush()
 
     def _save(self, session: Any, step: int) -> bool:
         """Saves; returns True when a listener asks to stop."""
@@ -258,6 +266,8 @@ class CheckpointSaverHook(SessionRunHook):
         logger.info("Saving checkpoints for %d into %s.", step, self._save_path)
         self._get_saver().save(session, self._save_path, global_step=step,
                                write_meta_graph=self._save_graph_def)
+        self._summary_writer.add_session_log(
+            SessionLog(status=SessionLog.CHECKPOINT, checkpoint_path=self._save_path), step)
         should_stop = False
         for listener in self._listeners:
             if listener.after_save(session, step):
@@ -373,7 +383,8 @@ class NanTensorHook(SessionRunHook):
 
 
 class StepCounterHook(SessionRunHook):
-    """Logs ``global_step/sec`` every ``every_n_steps`` steps or ``every_n_secs`` seconds."""
+    """Logs ``global_step/sec`` every ``every_n_steps`` steps or ``every_n_secs`` seconds,
+    and writes it as a summary to ``summary_writer`` (or ``output_dir``'s shared writer)."""
 
     def __init__(self, every_n_steps: int | None = 100, every_n_secs: float | None = None,
                  output_dir: str | None = None, summary_writer: Any = None):
@@ -395,6 +406,8 @@ class StepCounterHook(SessionRunHook):
         from flowmesh.train.training_util import get_global_step
 
         self._summary_tag = f"{get_global_step().op.name}/sec"
+        if self._summary_writer is None and self._output_dir:
+            self._summary_writer = FileWriterCache.get(self._output_dir)
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
         return SessionRunArgs(self._global_step_tensor)
@@ -408,6 +421,9 @@ class StepCounterHook(SessionRunHook):
                 if elapsed_time:
                     rate = elapsed_steps / elapsed_time
                     self.steps_per_sec.append((global_step, rate))
+                    if self._summary_writer is not None:
+                        value = SummaryValue(tag=self._summary_tag, simple_value=rate)
+                        self._summary_writer.add_summary(Summary(value=[value]), global_step)
                     logger.info("%s: %g", self._summary_tag, rate)
         if stale_global_step == self._last_global_step and self._warnings < 5:
             self._warnings += 1
@@ -417,6 +433,78 @@ class StepCounterHook(SessionRunHook):
                 "global step by passing tf.train.get_global_step() to Optimizer.apply_gradients or "
                 "Optimizer.minimize.", stale_global_step, self._last_global_step)
         self._last_global_step = stale_global_step
+
+
+class SummarySaverHook(SessionRunHook):
+    """Runs the summary op every ``save_steps`` steps or ``save_secs`` seconds and writes its
+    value (``tf.train.SummarySaverHook``); the first step also logs a ``START`` session log.
+
+    Args:
+        save_steps / save_secs: the period (exactly one).
+        output_dir: where the shared ``FileWriter`` writes (when ``summary_writer`` is None).
+        summary_writer: a ``tf.summary.FileWriter``.
+        scaffold: take the summary op from this scaffold (``Scaffold.summary_op``: every
+            summary of the graph by default).
+        summary_op: a summary tensor or a list of them. Give exactly one of ``scaffold``
+            and ``summary_op``.
+
+    Raises:
+        ValueError: neither or both of ``scaffold`` and ``summary_op``, or a bad period.
+    """
+
+    def __init__(self, save_steps: int | None = None, save_secs: float | None = None,
+                 output_dir: str | None = None, summary_writer: Any = None, scaffold: Any = None,
+                 summary_op: Any = None):
+        if (scaffold is None) == (summary_op is None):
+            raise ValueError("Exactly one of scaffold or summary_op must be provided.")
+        self._summary_op = summary_op
+        self._summary_writer = summary_writer
+        self._output_dir = output_dir
+        self._scaffold = scaffold
+        self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
+
+    def begin(self) -> None:
+        if self._summary_writer is None and self._output_dir:
+            self._summary_writer = FileWriterCache.get(self._output_dir)
+        self._next_step: int | None = None
+        self._global_step_tensor = _global_step_read("SummarySaverHook")
+
+    def _summary_ops(self) -> list[Any] | None:
+        op = self._scaffold.summary_op if self._scaffold is not None else self._summary_op
+        if op is None:
+            return None
+        return list(op) if isinstance(op, (list, tuple)) else [op]
+
+    def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
+        self._request_summary = self._next_step is None or self._timer.should_trigger_for_step(self._next_step)
+        requests: dict[str, Any] = {"global_step": self._global_step_tensor}
+        ops = self._summary_ops() if self._request_summary else None
+        if ops:
+            requests["summary"] = ops
+        return SessionRunArgs(requests)
+
+    def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
+        if self._summary_writer is None:
+            return
+        # The global step this run left. The read fetched with the step may come before or
+        # after the step's own increment (TensorFlow does not order them either), so count
+        # one step on from the last known value, or take the read when it is ahead (other
+        # workers); re-read it exactly whenever a summary is written.
+        stale = int(run_values.results["global_step"])
+        global_step = stale if self._next_step is None else max(self._next_step, stale)
+        if self._next_step is None or self._request_summary:
+            global_step = int(run_context.session.run(self._global_step_tensor))
+        if self._next_step is None:
+            self._summary_writer.add_session_log(SessionLog(status=SessionLog.START), global_step)
+        if self._request_summary:
+            self._timer.update_last_triggered_step(global_step)
+            for summary in run_values.results.get("summary", ()):
+                self._summary_writer.add_summary(summary, global_step)
+        self._next_step = global_step + 1
+
+    def end(self, session: Any) -> None:
+        if self._summary_writer is not None:
+            self._summary_writer.flush()
 
 
 class FinalOpsHook(SessionRunHook):

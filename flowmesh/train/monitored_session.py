@@ -28,6 +28,7 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from flowmesh import config as _config
@@ -428,13 +429,15 @@ def MonitoredTrainingSession(master: str = "", is_chief: bool = True, checkpoint
         hooks: hooks for every worker.
         chief_only_hooks: hooks used only when ``is_chief``.
         save_checkpoint_secs / save_checkpoint_steps: checkpoint period (None: never).
-        save_summaries_steps / save_summaries_secs: accepted for compatibility; flowmesh
-            does not write summaries yet.
+        save_summaries_steps / save_summaries_secs: how often the chief writes the
+            scaffold's summary op (every summary of the graph by default) to ``summary_dir``
+            (default every 100 steps; None or 0: never).
         config: a ``ConfigProto``.
         stop_grace_period_secs: how long ``close`` waits for coordinated threads.
         log_step_count_steps: log global steps/sec this often (chief, with a directory).
         max_wait_secs: how long a non-chief waits for the model to be ready.
-        summary_dir: directory for step-rate logging (default ``checkpoint_dir``).
+        summary_dir: where the chief writes event files: summaries, ``global_step/sec``,
+            the graph (default ``checkpoint_dir``).
         save_graph_def: write a ``.meta`` graph with each checkpoint.
 
     Returns:
@@ -453,28 +456,56 @@ def MonitoredTrainingSession(master: str = "", is_chief: bool = True, checkpoint
         save_checkpoint_secs = None
     elif save_checkpoint_steps is USE_DEFAULT:
         save_checkpoint_steps = None
+    if save_summaries_steps is USE_DEFAULT and save_summaries_secs is USE_DEFAULT:
+        save_summaries_steps, save_summaries_secs = 100, None
+    elif save_summaries_secs is USE_DEFAULT:
+        save_summaries_secs = None
+    elif save_summaries_steps is USE_DEFAULT:
+        save_summaries_steps = None
     scaffold = scaffold or Scaffold()
     if not is_chief:
         creator = WorkerSessionCreator(scaffold=scaffold, master=master, config=config, max_wait_secs=max_wait_secs)
         return MonitoredSession(session_creator=creator, hooks=hooks or [],
                                 stop_grace_period_secs=stop_grace_period_secs)
     creator = ChiefSessionCreator(scaffold=scaffold, checkpoint_dir=checkpoint_dir, master=master, config=config)
+    periods = _Periods(log_step_count_steps, save_summaries_steps, save_summaries_secs, save_checkpoint_steps,
+                       save_checkpoint_secs)
     all_hooks = list(chief_only_hooks or []) + _chief_hooks(
-        scaffold, checkpoint_dir, summary_dir or checkpoint_dir, log_step_count_steps, save_checkpoint_secs,
-        save_checkpoint_steps, save_graph_def) + list(hooks or [])
+        scaffold, checkpoint_dir, summary_dir or checkpoint_dir, periods, save_graph_def) + list(hooks or [])
     return MonitoredSession(session_creator=creator, hooks=all_hooks, stop_grace_period_secs=stop_grace_period_secs)
 
 
-def _chief_hooks(scaffold: Scaffold, checkpoint_dir: str | None, summary_dir: str | None,
-                 log_step_count_steps: int | None, save_checkpoint_secs: float | None,
-                 save_checkpoint_steps: int | None, save_graph_def: bool) -> list[SessionRunHook]:
-    """The step counter and checkpoint saver hooks MonitoredTrainingSession adds for the chief."""
+@dataclass(frozen=True)
+class _Periods:
+    """How often the chief's hooks log the step rate, write summaries and checkpoint (None:
+    never; a non-positive period means never too)."""
+
+    log_step_count_steps: int | None
+    save_summaries_steps: int | None
+    save_summaries_secs: float | None
+    save_checkpoint_steps: int | None
+    save_checkpoint_secs: float | None
+
+    def __post_init__(self) -> None:
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                object.__setattr__(self, name, None)
+
+
+def _chief_hooks(scaffold: Scaffold, checkpoint_dir: str | None, summary_dir: str | None, periods: _Periods,
+                 save_graph_def: bool) -> list[SessionRunHook]:
+    """The step counter, summary saver and checkpoint saver hooks MonitoredTrainingSession
+    adds for the chief."""
     added: list[SessionRunHook] = []
-    if summary_dir and log_step_count_steps and log_step_count_steps > 0:
-        added.append(hooks_lib.StepCounterHook(output_dir=summary_dir, every_n_steps=log_step_count_steps))
-    if checkpoint_dir and ((save_checkpoint_secs and save_checkpoint_secs > 0)
-                           or (save_checkpoint_steps and save_checkpoint_steps > 0)):
+    if summary_dir and periods.log_step_count_steps:
+        added.append(hooks_lib.StepCounterHook(output_dir=summary_dir, every_n_steps=periods.log_step_count_steps))
+    if summary_dir and (periods.save_summaries_steps or periods.save_summaries_secs):
+        added.append(hooks_lib.SummarySaverHook(
+            scaffold=scaffold, save_steps=periods.save_summaries_steps, save_secs=periods.save_summaries_secs,
+            output_dir=summary_dir))
+    if checkpoint_dir and (periods.save_checkpoint_secs or periods.save_checkpoint_steps):
         added.append(hooks_lib.CheckpointSaverHook(
-            checkpoint_dir, save_steps=save_checkpoint_steps, save_secs=save_checkpoint_secs,
+            checkpoint_dir, save_steps=periods.save_checkpoint_steps, save_secs=periods.save_checkpoint_secs,
             scaffold=scaffold, save_graph_def=save_graph_def))
     return added

@@ -15,6 +15,7 @@ from typing import Any
 
 from flowmesh.core.graph import GraphKeys, get_default_graph
 from flowmesh.ops.control_flow_ops import group
+from flowmesh.ops.summary_ops import merge_all
 from flowmesh.ops.variables import (
     global_variables,
     global_variables_initializer,
@@ -39,7 +40,8 @@ class Scaffold:
         ready_for_local_init_op: checked before ``local_init_op`` (default: uninitialized
             global variables).
         local_init_op: run in every session (default: local variables initializer).
-        summary_op: summaries to write (None: flowmesh has no summaries yet).
+        summary_op: summaries to write (default: ``tf.summary.merge_all()``, None when the
+            graph has no summary).
         saver: the Saver (default: the ``SAVERS`` collection's, else a new
             ``Saver(sharded=True, allow_empty=True)``).
         copy_from_scaffold: take the unspecified fields from this scaffold.
@@ -94,8 +96,7 @@ class Scaffold:
             self._local_init_op = Scaffold.get_or_default("local_init_op", GraphKeys.LOCAL_INIT_OP,
                                                           Scaffold.default_local_init_op)
         if self._summary_op is None:
-            summaries = graph.get_collection(GraphKeys.SUMMARY_OP)
-            self._summary_op = summaries[0] if summaries else None
+            self._summary_op = Scaffold.get_or_default("summary_op", GraphKeys.SUMMARY_OP, merge_all)
         if self._saver is None:
             self._saver = _get_saver_or_default()
         self._saver.build()

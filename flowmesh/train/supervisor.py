@@ -2,28 +2,28 @@
 
 A thin layer over :class:`~flowmesh.train.session_manager.SessionManager` and a
 :class:`~flowmesh.train.coordinator.Coordinator`: the chief restores or initializes the
-model and runs a background thread saving a checkpoint every ``save_model_secs``;
-other workers wait for the model. Example::
+model and runs background threads saving a checkpoint every ``save_model_secs`` and, with a
+``logdir``, writing the summary op and ``global_step/sec`` every ``save_summaries_secs`` to
+an event file (``summary_writer``); other workers wait for the model. Example::
 
     sv = tf.train.Supervisor(logdir="/tmp/run", is_chief=is_chief)
     with sv.managed_session(server.target) as sess:
         while not sv.should_stop():
             sess.run(train_op)
-
-Difference from TensorFlow: no summary service (flowmesh has no summaries yet);
-``summary_writer`` is always None.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from flowmesh.checkpoint import filesystem as fs
 from flowmesh.core.graph import GraphKeys, get_default_graph
 from flowmesh.ops.control_flow_ops import group
+from flowmesh.ops.summary_ops import merge_all
 from flowmesh.ops.variables import (
     global_variables,
     global_variables_initializer,
@@ -31,6 +31,8 @@ from flowmesh.ops.variables import (
     local_variables_initializer,
     report_uninitialized_variables,
 )
+from flowmesh.summary.proto import SessionLog, Summary, SummaryValue
+from flowmesh.summary.writer import FileWriter
 from flowmesh.train.coordinator import Coordinator, LooperThread
 from flowmesh.train.session_manager import SessionManager
 
@@ -52,7 +54,12 @@ class Supervisor:
             TensorFlow's defaults; None disables them.
         is_chief: whether this worker initializes/restores and checkpoints the model.
         init_feed_dict, init_fn: extra initialization.
-        logdir: where checkpoints are restored from and saved to.
+        logdir: where checkpoints are restored from and saved to, and where the chief's
+            event file goes.
+        summary_op: written every ``save_summaries_secs`` by the chief (default: the
+            ``SUMMARY_OP`` collection, else ``tf.summary.merge_all()``).
+        summary_writer: the chief's ``FileWriter`` (default: a new one in ``logdir``).
+        save_summaries_secs: summary period of the chief's background thread (0: none).
         save_model_secs: checkpoint period of the chief's background thread (0: none).
         recovery_wait_secs: longest pause between readiness checks of other workers.
         stop_grace_secs: how long ``stop`` waits for threads.
@@ -78,12 +85,18 @@ class Supervisor:
             self._saver = self._default(saver, GraphKeys.SAVERS, self._default_saver)
             self._global_step = (_first_in_collection(self._graph, GraphKeys.GLOBAL_STEP)
                                  if global_step is Supervisor.USE_DEFAULT else global_step)
+            self._summary_op = self._default(summary_op, GraphKeys.SUMMARY_OP, merge_all)
         self._graph.finalize()
         self._is_chief = is_chief
         self._init_feed_dict = init_feed_dict
         self._init_fn = init_fn
         self._logdir = logdir
         self._save_model_secs = save_model_secs
+        self._save_summaries_secs = save_summaries_secs
+        if summary_writer is Supervisor.USE_DEFAULT:
+            summary_writer = FileWriter(logdir) if is_chief and logdir else None
+        self._summary_writer = summary_writer
+        self._graph_added_to_summary = False
         self._save_path = fs.join(logdir, checkpoint_basename) if logdir else None
         self._stop_grace_secs = stop_grace_secs
         self._coord = Coordinator()
@@ -168,12 +181,16 @@ class Supervisor:
         return self._save_path
 
     @property
-    def summary_writer(self) -> None:
-        return None
+    def summary_writer(self) -> FileWriter | None:
+        return self._summary_writer
 
     @property
-    def summary_op(self) -> None:
-        return None
+    def summary_op(self) -> Any:
+        return self._summary_op
+
+    @property
+    def save_summaries_secs(self) -> float:
+        return self._save_summaries_secs
 
     # --- sessions ------------------------------------------------------------------------------
     def prepare_or_wait_for_session(self, master: str = "", config: Any = None, wait_for_checkpoint: bool = False,
@@ -195,7 +212,7 @@ class Supervisor:
         return sess
 
     def start_standard_services(self, sess: Any) -> list[Any]:
-        """Starts the checkpoint thread (chief only).
+        """Starts the chief's threads: summaries, step rate, checkpoints; writes the graph.
 
         Raises:
             RuntimeError: called on a non-chief supervisor.
@@ -204,6 +221,15 @@ class Supervisor:
             raise RuntimeError("Only chief supervisor can start standard services. Because only chief "
                                "supervisors can write events.")
         threads = []
+        if self._summary_writer is not None:
+            self._summary_writer.reopen()  # after an earlier stop() closed it: a new event file
+            if not self._graph_added_to_summary:
+                self._summary_writer.add_graph(self._graph)
+                self._graph_added_to_summary = True
+            if self._save_summaries_secs and self._summary_op is not None:
+                threads.append(self.loop(self._save_summaries_secs, self._write_summaries, args=(sess,)))
+            if self._save_summaries_secs and self._global_step is not None:
+                threads.append(self.loop(self._save_summaries_secs, self._write_step_rate, args=(sess, [])))
         if self._save_path and self._save_model_secs and self._saver is not None:
             threads.append(self.loop(self._save_model_secs, self._save_checkpoint, args=(sess,)))
         return threads
@@ -211,6 +237,38 @@ class Supervisor:
     def _save_checkpoint(self, sess: Any) -> None:
         logger.info("Saving checkpoint to path %s", self._save_path)
         self._saver.save(sess, self._save_path, global_step=self._global_step)
+        if self._summary_writer is not None:
+            step = int(sess.run(self._global_step)) if self._global_step is not None else None
+            self._summary_writer.add_session_log(
+                SessionLog(status=SessionLog.CHECKPOINT, checkpoint_path=self._save_path), step)
+
+    def _write_summaries(self, sess: Any) -> None:
+        if self._global_step is not None:
+            summary, step = sess.run([self._summary_op, self._global_step])
+        else:
+            summary, step = sess.run(self._summary_op), None
+        self._summary_writer.add_summary(summary, step)
+
+    def _write_step_rate(self, sess: Any, last: list[tuple[float, int]]) -> None:
+        """``global_step/sec`` since the previous call (``last`` keeps that call's time, step)."""
+        now, step = time.time(), int(sess.run(self._global_step))
+        if last and now > last[0][0]:
+            rate = (step - last[0][1]) / (now - last[0][0])
+            tag = f"{self._global_step.op.name}/sec"
+            self._summary_writer.add_summary(Summary(value=[SummaryValue(tag=tag, simple_value=rate)]), step)
+        last[:] = [(now, step)]
+
+    def summary_computed(self, sess: Any, summary: Any, global_step: int | None = None) -> None:
+        """Writes a summary the program computed itself (at the current global step by default).
+
+        Raises:
+            RuntimeError: this supervisor has no summary writer (not the chief, or no logdir).
+        """
+        if self._summary_writer is None:
+            raise RuntimeError("Writing a summary requires a summary writer (a chief Supervisor with a logdir).")
+        if global_step is None and self._global_step is not None:
+            global_step = int(sess.run(self._global_step))
+        self._summary_writer.add_summary(summary, global_step)
 
     def start_queue_runners(self, sess: Any, queue_runners: Sequence[Any] | None = None) -> list[Any]:
         """Starts the graph's queue runners under this supervisor's coordinator."""
@@ -239,6 +297,10 @@ class Supervisor:
                              ignore_live_threads=ignore_live_threads)
         finally:
             self._started_threads = []
+            if close_summary_writer and self._summary_writer is not None:
+                self._summary_writer.add_session_log(SessionLog(status=SessionLog.STOP))
+                self._summary_writer.close()
+                self._graph_added_to_summary = False
 
     def request_stop(self, ex: Any = None) -> None:
         self._coord.request_stop(ex=ex)
