@@ -15,7 +15,8 @@ Each worker builds the same graph under ``tf.train.replica_device_setter``, whic
 the variables over the ps tasks (round robin); the worker computes gradients on its own
 mini-batches of the handwritten digits (64 pixels -> 128 ReLU units -> 10 classes) and:
 
-* asynchronous (default): applies them on the ps right away (Adam, rate 0.01);
+* asynchronous (default): applies them on the ps right away (Adam, rate 0.01 decaying to
+  0.001 along a cosine over the run);
 * ``--sync``: ``SyncReplicasOptimizer`` averages ``--replicas_to_aggregate`` gradients
   (default: all workers; fewer makes the others backup workers) per global step.
 
@@ -57,7 +58,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--learning_rate", type=float, default=0.01)
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--checkpoint_dir", default=None, help="where the chief saves checkpoints")
+    parser.add_argument("--checkpoint_dir", default=None,
+                        help="where the chief saves checkpoints and TensorBoard summaries")
     parser.add_argument("--json", action="store_true", help="print the chief's result as a JSON line")
     return parser.parse_args(argv)
 
@@ -80,6 +82,11 @@ def cluster_and_task(args: argparse.Namespace) -> tuple[tf.train.ClusterSpec, st
     return cluster, resolver.task_type, int(resolver.task_id or 0)
 
 
+def last_step(args: argparse.Namespace) -> int:
+    """The global step training stops at."""
+    return args.steps or (150 if args.sync else 400)
+
+
 def build_model(args: argparse.Namespace, cluster: tf.train.ClusterSpec, task_index: int) -> dict[str, Any]:
     """The worker's graph: variables on the ps tasks, everything else on this worker."""
     num_workers = cluster.num_tasks("worker")
@@ -98,13 +105,18 @@ def build_model(args: argparse.Namespace, cluster: tf.train.ClusterSpec, task_in
             b2 = tf.get_variable("biases", [10], initializer=tf.zeros_initializer())
             logits = tf.matmul(h, w2) + b2
         loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-        opt = tf.train.AdamOptimizer(args.learning_rate)
+        # cosine decay to a tenth over the run: a steady last iterate despite stale gradients
+        rate = tf.train.cosine_decay(args.learning_rate, global_step, last_step(args), alpha=0.1)
+        opt = tf.train.AdamOptimizer(rate)
         if args.sync:
             aggregate = args.replicas_to_aggregate or num_workers
             opt = tf.train.SyncReplicasOptimizer(opt, replicas_to_aggregate=aggregate,
                                                  total_num_replicas=num_workers)
         train_op = opt.minimize(loss, global_step=global_step)
         accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), y), tf.float32))
+        tf.summary.scalar("loss", loss)  # the chief writes them to --checkpoint_dir for TensorBoard
+        tf.summary.scalar("batch_accuracy", accuracy)
+        tf.summary.histogram("hidden_weights", w1)
     return {"x": x, "y": y, "loss": loss, "train_op": train_op, "accuracy": accuracy,
             "global_step": global_step, "opt": opt, "placement": {v.op.name: v.device for v in (w1, b1, w2, b2)}}
 
@@ -115,8 +127,7 @@ def run_worker(args: argparse.Namespace, server: tf.train.Server, cluster: tf.tr
     (x_train, y_train), (x_test, y_test) = load_digits()
     model = build_model(args, cluster, task_index)
     is_chief = task_index == 0
-    last_step = args.steps or (150 if args.sync else 400)
-    hooks = [tf.train.StopAtStepHook(last_step=last_step)]
+    hooks = [tf.train.StopAtStepHook(last_step=last_step(args))]
     if args.sync:
         hooks.append(model["opt"].make_session_run_hook(is_chief))
     rng = np.random.RandomState(args.seed + task_index)
