@@ -17,17 +17,22 @@ from flowmesh.errors import DeadlineExceededError, UnavailableError
 
 class SlowEcho:
     """Echoes each request after a delay of ``args["ms"]`` milliseconds, from a timer
-    thread, so that replies to concurrent calls come back out of order."""
+    thread, so that replies to concurrent calls come back out of order; a request with
+    ``args["gated"]`` is answered once ``release`` is released for it."""
 
     def __init__(self) -> None:
         self.tensors: list = []
         self.got = threading.Event()
+        self.release = threading.Semaphore(0)
         self.plane = DataPlane("/job:echo/replica:0/task:0", on_request=self._request,
                                on_tensor=self._tensor)
 
     def _request(self, conn, call_id, method, args, tensors):
         if method == "never":
             return  # a request that is never answered
+        if args.get("gated"):
+            threading.Thread(target=lambda: (self.release.acquire(timeout=10), conn.reply(call_id, args, tensors))).start()
+            return
         delay = args.get("ms", 0) / 1000
         threading.Timer(delay, conn.reply, (call_id, args, tensors)).start()
 
@@ -45,17 +50,32 @@ def planes():
     server.plane.close()
 
 
+def _release_once_waiting(server: SlowEcho, conn: connection.Connection) -> None:
+    """Lets the server answer one gated call once a thread waits on ``conn``."""
+    def release() -> None:
+        deadline = time.monotonic() + 10
+        while not conn._callers and time.monotonic() < deadline:
+            time.sleep(0.001)
+        server.release.release()
+
+    threading.Thread(target=release, daemon=True).start()
+
+
 def test_the_waiting_thread_reads_its_own_reply(planes):
     server, client = planes
     conn = client.connection(server.plane.address)
     # Until a caller first waits on a connection, its reader thread blocks in recv (the
-    # first reply is handed over); from then on callers read their own replies.
-    wait(conn.call("echo", {"ms": 0}), 10, "first echo")
-    future = conn.call("echo", {"ms": 20})
+    # first reply is handed over); from then on callers read their own replies. Both
+    # replies come only once this thread waits for them (a first reply read before any
+    # caller waited would leave the reader blocked in recv for one more frame).
+    _release_once_waiting(server, conn)
+    wait(conn.call("echo", {"gated": True}), 10, "first echo")
+    future = conn.call("echo", {"gated": True})
     resolved_in = []
     future.add_done_callback(lambda f: resolved_in.append(threading.current_thread()))
+    _release_once_waiting(server, conn)
     result, _ = wait(future, 10, "echo")
-    assert result == {"ms": 20}
+    assert result == {"gated": True}
     # The reply was read (and the future resolved) by this thread, not handed over by the
     # connection's reader thread: one wake-up per reply instead of two.
     assert resolved_in == [threading.current_thread()]
