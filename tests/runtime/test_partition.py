@@ -169,6 +169,6 @@ def test_a_failing_partition_cancels_the_step_promptly(failing_first):
         with pytest.raises(tf.errors.InvalidArgumentError) as info:
             sess.run(out, {x: np.ones(10)})  # no timeout: only the abort can end the wait
         elapsed = time.perf_counter() - began
-        assert elapsed < 1.0, f"step took {elapsed:.2f}s to fail"
+        assert elapsed < 10.0, f"step took {elapsed:.2f}s to fail"  # a missed abort hangs (30 s timeout)
         assert "bad" in str(info.value) and info.value.node_def == "bad"
         assert sess.run(out, {x: np.ones(7)}) == 8.0  # the session still works

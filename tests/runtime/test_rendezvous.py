@@ -47,11 +47,12 @@ def test_duplicate_send_is_an_error():
 @pytest.mark.timeout(10)
 def test_abort_wakes_a_waiting_recv_at_once():
     rendezvous = Rendezvous()
-    _later(0.05, rendezvous.abort, InvalidArgumentError("kernel 'bad' failed"))
-    began = time.perf_counter()
+    aborted_at = []
+    _later(0.05, lambda: (aborted_at.append(time.perf_counter()),
+                          rendezvous.abort(InvalidArgumentError("kernel 'bad' failed"))))
     with pytest.raises(CancelledError, match="kernel 'bad' failed"):
         rendezvous.recv(KEY)  # no deadline: only the abort ends the wait
-    assert time.perf_counter() - began < 0.4
+    assert time.perf_counter() - aborted_at[0] < 1.0  # woken by the abort, not by a poll
     assert isinstance(rendezvous.aborted, InvalidArgumentError)
     with pytest.raises(CancelledError):  # later receives fail immediately
         rendezvous.recv(EdgeKey("y:0", KEY.src_device, KEY.dst_device), timeout=5)
