@@ -54,13 +54,11 @@ from flowmesh.core.graph import (
 from flowmesh.core.indexed_slices import IndexedSlices, IndexedSlicesValue
 from flowmesh.core.registry import NotDifferentiable, RegisterGradient, no_gradient
 from flowmesh.core.shapes import Dimension, TensorShape
+from flowmesh.ops.gather_ops import batch_gather, boolean_mask, gather
 from flowmesh.ops.array_ops import (
-    batch_gather,
-    boolean_mask,
     concat,
     expand_dims,
     fill,
-    gather,
     identity,
     newaxis,
     ones,

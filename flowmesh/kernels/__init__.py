@@ -14,6 +14,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     data_flow_ops,
     einsum_ops,
     embedding_ops,
+    gather_ops,
     io_ops,
     linalg_ops,
     linalg_solve_ops,

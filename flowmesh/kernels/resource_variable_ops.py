@@ -14,8 +14,8 @@ import numpy as np
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.array_ops import gather_rows
 from flowmesh.kernels.convert import torch_dtype
+from flowmesh.kernels.gather_ops import gather_rows
 from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
 from flowmesh.runtime.resources import VariableState
 

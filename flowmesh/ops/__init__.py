@@ -16,6 +16,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     einsum_ops,
     embedding_ops,
     functional_ops,
+    gather_ops,
     init_ops,
     io_ops,
     linalg_ops,

@@ -27,7 +27,7 @@ from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, unknown_shape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, gather_ops, math_ops
 from flowmesh.ops._builders import make_op, make_tensor
 
 
@@ -105,7 +105,7 @@ def _stitch_grad(op: Any, grad: Any) -> list:
         rows = array_ops.shape(op.outputs[0])[0]
         grad = unsorted_segment_sum(grad.values, grad.indices, rows)
     indices = [math_ops.cast(t, dtypes.int32) for t in op.inputs[:n]]
-    return [None] * n + [array_ops.gather(grad, i) for i in indices]
+    return [None] * n + [gather_ops.gather(grad, i) for i in indices]
 
 
 register_op("DynamicStitch", _stitch_shape, grad=_stitch_grad)
@@ -145,7 +145,7 @@ def _colocated_gather(param: Any, ids: Tensor) -> Tensor:
     anchor = getattr(param, "handle", None)
     target = anchor.op if anchor is not None else param.op
     with get_default_graph().colocate_with(target):
-        return array_ops.gather(param, ids)
+        return gather_ops.gather(param, ids)
 
 
 def _clip_rows(values: Tensor, ids: Tensor, max_norm: Any) -> Tensor:

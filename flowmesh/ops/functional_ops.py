@@ -51,9 +51,9 @@ class _Elems:
             array_ops.shape(self.flat[0], out_type=dtypes.int32)[0]
 
     def rows(self, index: Tensor) -> Any:
-        from flowmesh.ops import array_ops
+        from flowmesh.ops import gather_ops
 
-        return nest.pack_sequence_as(self.structure, [array_ops.gather(t, index) for t in self.flat])
+        return nest.pack_sequence_as(self.structure, [gather_ops.gather(t, index) for t in self.flat])
 
 
 def _in_graph(value: Any) -> Tensor:

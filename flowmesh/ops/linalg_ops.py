@@ -19,7 +19,7 @@ from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, broadcast_shapes, unknown_shape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, gather_ops, math_ops
 from flowmesh.ops._builders import (
     FLOATS_COMPLEX,
     check_dtype,
@@ -122,8 +122,8 @@ def _folded(x: Tensor, free: list[int], contracted: list[int], free_first: bool)
         from flowmesh.ops.reduction_ops import reduce_prod
 
         shape = array_ops.shape(x)
-        free_dims = array_ops.gather(shape, free) if free else convert_to_tensor([], dtype=dtypes.int32)
-        size = [reduce_prod(free_dims), reduce_prod(array_ops.gather(shape, contracted))
+        free_dims = gather_ops.gather(shape, free) if free else convert_to_tensor([], dtype=dtypes.int32)
+        size = [reduce_prod(free_dims), reduce_prod(gather_ops.gather(shape, contracted))
                 if contracted else 1]
     matrix = array_ops.reshape(moved, size if free_first else size[::-1])
     return matrix, free_dims

@@ -18,7 +18,7 @@ from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, as_shape, broadcast_shapes, unknown_shape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, gather_ops, math_ops
 from flowmesh.ops._builders import (
     INDEX_TYPES,
     check_dtype,
@@ -439,7 +439,7 @@ def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) 
         marks = scatter_nd(array_ops.expand_dims(starts, 1), array_ops.ones_like(starts),
                            array_ops.expand_dims(total + 1, 0))
         positions = cumsum(marks[:-1])
-        return array_ops.gather(x, positions, axis=axis, name=scope)
+        return gather_ops.gather(x, positions, axis=axis, name=scope)
 
 
 # --- Unique ----------------------------------------------------------------------------------

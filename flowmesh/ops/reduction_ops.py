@@ -19,7 +19,7 @@ from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, unknown_shape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, gather_ops, math_ops
 from flowmesh.ops._builders import (
     FLOATS_COMPLEX,
     NUMERIC,
@@ -131,7 +131,7 @@ def _prod_grad(op: Any, grad: Tensor) -> list:
     perm = axes + other
     moved = array_ops.transpose(x, perm)
     moved_shape = array_ops.shape(moved)
-    reduced_count = reduce_prod(array_ops.gather(array_ops.shape(x), axes))
+    reduced_count = reduce_prod(gather_ops.gather(array_ops.shape(x), axes))
     flat = array_ops.reshape(moved, array_ops.stack([reduced_count, -1]))
     left = cumprod(flat, axis=0, exclusive=True)
     right = cumprod(flat, axis=0, exclusive=True, reverse=True)

@@ -19,7 +19,7 @@ from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, unknown_shape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, gather_ops, math_ops
 from flowmesh.ops._builders import INDEX_TYPES, REAL_NUMERIC, check_dtype, constant_value, make_tensor
 
 
@@ -59,7 +59,7 @@ def _sorted_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 def _gather_drop_negatives(params: Tensor, ids: Tensor) -> tuple[Tensor, Tensor]:
     """``gather(params, ids)`` with rows for negative ids zeroed; also returns the mask."""
     clipped = math_ops.maximum(ids, array_ops.zeros_like(ids))
-    gathered = array_ops.gather(params, clipped)
+    gathered = gather_ops.gather(params, clipped)
     is_positive = math_ops.greater_equal(ids, array_ops.zeros_like(ids))
     rank_diff = array_ops.rank(gathered) - array_ops.rank(is_positive)
     mask_shape = array_ops.concat([array_ops.shape(is_positive),
@@ -93,8 +93,8 @@ def _unsorted_prod_grad(op: Any, grad: Tensor) -> list:
     non_zero = math_ops.where_v2(is_zero, array_ops.ones_like(data), data)
     non_zero_prod = unsorted_segment_prod(non_zero, ids, num)
     clipped = math_ops.maximum(ids, array_ops.zeros_like(ids))
-    gathered_prod = array_ops.gather(op.outputs[0], clipped)
-    gathered_non_zero_prod = array_ops.gather(non_zero_prod, clipped)
+    gathered_prod = gather_ops.gather(op.outputs[0], clipped)
+    gathered_non_zero_prod = gather_ops.gather(non_zero_prod, clipped)
     partial = math_ops.where_v2(is_zero, gathered_non_zero_prod,
                                 math_ops.truediv(gathered_prod, non_zero))
     gathered_grad, _ = _gather_drop_negatives(grad, ids)
@@ -106,7 +106,7 @@ def _sorted_mean_grad(op: Any, grad: Tensor) -> list:
     ones_shape = array_ops.concat([array_ops.shape(ids), array_ops.fill(
         array_ops.expand_dims(array_ops.rank(data) - 1, 0), 1)], 0)
     counts = segment_sum(array_ops.fill(ones_shape, convert_to_tensor(1, dtype=grad.dtype)), ids)
-    return [array_ops.gather(math_ops.truediv(grad, counts), ids), None]
+    return [gather_ops.gather(math_ops.truediv(grad, counts), ids), None]
 
 
 register_op("UnsortedSegmentSum", _unsorted_shape,
@@ -116,7 +116,7 @@ register_op("UnsortedSegmentMax", _unsorted_shape,
 register_op("UnsortedSegmentMin", _unsorted_shape,
             grad=lambda op, g: [_min_max_grad(op, g, _unsorted_sum_of), None, None])
 register_op("UnsortedSegmentProd", _unsorted_shape, grad=_unsorted_prod_grad)
-register_op("SegmentSum", _sorted_shape, grad=lambda op, g: [array_ops.gather(g, op.inputs[1]), None])
+register_op("SegmentSum", _sorted_shape, grad=lambda op, g: [gather_ops.gather(g, op.inputs[1]), None])
 register_op("SegmentMean", _sorted_shape, grad=_sorted_mean_grad)
 register_op("SegmentMax", _sorted_shape,
             grad=lambda op, g: [_min_max_grad(op, g, _sorted_sum_of), None])

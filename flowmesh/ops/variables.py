@@ -340,7 +340,7 @@ def assert_variables_initialized(var_list: list[Variable] | None = None) -> Oper
 def report_uninitialized_variables(var_list: list[Variable] | None = None,
                                    name: str = "report_uninitialized_variables") -> Tensor:
     """A 1-D string tensor with the names of the uninitialized variables in ``var_list``."""
-    from flowmesh.ops import array_ops, math_ops
+    from flowmesh.ops import array_ops, gather_ops, math_ops
     from flowmesh.ops.constant_op import constant
 
     var_list = global_variables() + local_variables() if var_list is None else list(var_list)
@@ -352,4 +352,4 @@ def report_uninitialized_variables(var_list: list[Variable] | None = None,
             math_ops.logical_not(v.is_variable_initialized()) for v in var_list
         ])
         names = constant([v.op.name for v in var_list], dtype=dtypes.string)
-        return array_ops.boolean_mask(names, flags)
+        return gather_ops.boolean_mask(names, flags)

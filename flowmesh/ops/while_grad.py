@@ -220,7 +220,7 @@ class _WhileGradBody(FuncGraph):
         ``acc_grads`` are incoming gradients of accumulator outputs (``[N, ...]`` dense):
         iteration ``k`` adds row ``N - 1 - k`` to the gradient of the accumulated value.
         """
-        from flowmesh.ops import array_ops
+        from flowmesh.ops import array_ops, gather_ops
 
         op, body = self.forward_op, self.forward
         shapes = op.attrs["output_shapes"]
@@ -232,7 +232,7 @@ class _WhileGradBody(FuncGraph):
             total = self.capture(op.outputs[0])
             self.reverse_index = math_ops.subtract(math_ops.subtract(total, 1), k,
                                                    name="forward_iteration")
-            rows = [array_ops.gather(self.capture(g), self.reverse_index) for _, g in acc_grads]
+            rows = [gather_ops.gather(self.capture(g), self.reverse_index) for _, g in acc_grads]
             ys = [body.outputs[i] for i in loop_idx] + [body.outputs[i] for i, _ in acc_grads]
             xs = [body.inputs[i] for i in loop_idx] + [body.captured_inputs[j] for j in cap_idx]
             grads = gradients(ys, xs, grad_ys=adjoints + rows)

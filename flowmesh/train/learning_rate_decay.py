@@ -17,7 +17,7 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, get_default_graph
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, gather_ops, math_ops
 from flowmesh.ops.reduction_ops import reduce_sum
 
 
@@ -265,7 +265,7 @@ def piecewise_constant(x: Any, boundaries: Sequence[Any], values: Sequence[Any],
         bounds = [math_ops.cast(convert_to_tensor(b), x_t.dtype) for b in boundaries]
         above = math_ops.cast(math_ops.greater(x_t, array_ops.stack(bounds)), dtypes.int32)
         table = array_ops.stack([convert_to_tensor(v) for v in values])
-        return array_ops.gather(table, reduce_sum(above), name=scope)
+        return gather_ops.gather(table, reduce_sum(above), name=scope)
 
 
 def linear_scaling_warmup(base_lr: float, num_replicas: int, warmup_steps: int,

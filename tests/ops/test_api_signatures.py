@@ -10,8 +10,8 @@ import pytest
 
 import flowmesh
 
-MODULES = ("array_ops", "cast_ops", "clip_ops", "einsum_ops", "linalg_ops", "manip_ops", "math_ops",
-           "nd_index_ops", "range_ops", "reduction_ops", "segment_ops", "select_ops", "sort_ops", "string_ops", "strided_slice_ops")
+MODULES = ("array_ops", "cast_ops", "clip_ops", "einsum_ops", "gather_ops", "linalg_ops", "manip_ops",
+           "math_ops", "nd_index_ops", "range_ops", "reduction_ops", "segment_ops", "select_ops", "sort_ops", "string_ops", "strided_slice_ops")
 # Arguments TensorFlow 2.x added to the 1.x functions (not part of the TF1 surface we mirror).
 TF2_ADDITIONS = {"layout", "bad_indices_policy", "output_type", "grad_a", "grad_b", "k", "num_rows",
                  "num_cols", "padding_value", "align"}

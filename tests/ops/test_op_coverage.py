@@ -20,8 +20,8 @@ from tests.ops import (
 )
 
 OPS_DIR = Path(registry.__file__).resolve().parents[1] / "ops"
-MODULES = ("array_ops", "cast_ops", "clip_ops", "einsum_ops", "linalg_ops", "manip_ops", "math_ops",
-           "nd_index_ops", "range_ops", "reduction_ops", "segment_ops", "select_ops", "strided_slice_ops")
+MODULES = ("array_ops", "cast_ops", "clip_ops", "einsum_ops", "gather_ops", "linalg_ops", "manip_ops",
+           "math_ops", "nd_index_ops", "range_ops", "reduction_ops", "segment_ops", "select_ops", "strided_slice_ops")
 _REGISTRATION = re.compile(
     r"(?:register_op|_unary|_binary|_unsorted|_sorted|_tensor_scatter)\(\s*\n?\s*\"(\w+)\"")
 SPECS = (test_math_ops.SPECS + test_reduction_ops.SPECS + test_array_ops.SPECS + test_manip_ops.SPECS
