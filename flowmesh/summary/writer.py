@@ -69,9 +69,7 @@ class FileWriter:
     # --- events --------------------------------------------------------------------------
     def add_summary(self, summary: Any, global_step: int | None = None) -> None:
         """Adds a ``tf.Summary`` or its serialized bytes (what a summary op returns)."""
-        if isinstance(summary, (bytes, bytearray)):
-            summary = Summary.FromString(bytes(summary))
-        elif not isinstance(summary, Summary):
+        if not isinstance(summary, Summary):
             summary = Summary.FromString(_as_bytes(summary))
         self.add_event(Event(summary=summary), global_step)
 
@@ -199,7 +197,9 @@ def graph_to_graph_def(graph: Any) -> GraphDef:
 
 
 def _as_bytes(value: Any) -> bytes:
-    """A fetched string scalar (NumPy object array or bytes) as bytes."""
+    """Serialized summary bytes, or a fetched string scalar (NumPy object array), as bytes."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
     item = np.asarray(value, dtype=object).reshape(-1)
     if item.size == 1 and isinstance(item[0], (bytes, bytearray)):
         return bytes(item[0])

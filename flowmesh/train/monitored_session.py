@@ -450,18 +450,8 @@ def MonitoredTrainingSession(master: str = "", is_chief: bool = True, checkpoint
         ...     while not sess.should_stop():
         ...         sess.run(train_op)
     """
-    if save_checkpoint_steps is USE_DEFAULT and save_checkpoint_secs is USE_DEFAULT:
-        save_checkpoint_steps, save_checkpoint_secs = None, 600
-    elif save_checkpoint_secs is USE_DEFAULT:
-        save_checkpoint_secs = None
-    elif save_checkpoint_steps is USE_DEFAULT:
-        save_checkpoint_steps = None
-    if save_summaries_steps is USE_DEFAULT and save_summaries_secs is USE_DEFAULT:
-        save_summaries_steps, save_summaries_secs = 100, None
-    elif save_summaries_secs is USE_DEFAULT:
-        save_summaries_secs = None
-    elif save_summaries_steps is USE_DEFAULT:
-        save_summaries_steps = None
+    save_checkpoint_steps, save_checkpoint_secs = _period(save_checkpoint_steps, save_checkpoint_secs, (None, 600))
+    save_summaries_steps, save_summaries_secs = _period(save_summaries_steps, save_summaries_secs, (100, None))
     scaffold = scaffold or Scaffold()
     if not is_chief:
         creator = WorkerSessionCreator(scaffold=scaffold, master=master, config=config, max_wait_secs=max_wait_secs)
@@ -473,6 +463,14 @@ def MonitoredTrainingSession(master: str = "", is_chief: bool = True, checkpoint
     all_hooks = list(chief_only_hooks or []) + _chief_hooks(
         scaffold, checkpoint_dir, summary_dir or checkpoint_dir, periods, save_graph_def) + list(hooks or [])
     return MonitoredSession(session_creator=creator, hooks=all_hooks, stop_grace_period_secs=stop_grace_period_secs)
+
+
+def _period(steps: Any, secs: Any, default: tuple[Any, Any]) -> tuple[Any, Any]:
+    """TensorFlow's rule for a ``(steps, secs)`` pair: ``default`` when neither is given,
+    else the one given (the other becomes None)."""
+    if steps is USE_DEFAULT and secs is USE_DEFAULT:
+        return default
+    return (None if steps is USE_DEFAULT else steps), (None if secs is USE_DEFAULT else secs)
 
 
 @dataclass(frozen=True)
