@@ -264,7 +264,7 @@ def report(model: str, rates: dict[str, dict[str, list[float]]], repeats: int) -
     for name, r in rates.items():
         print(f"{name:<12}{statistics.median(r['single']):>16.1f}{statistics.median(r['dist']):>16.1f}"
               f"{eff[name]:>12.1%}{best[name]:>8.1%}")
-    for peer in [n for n in rates if n != "flowmesh"]:
+    for peer in [n for n in rates if n != "flowmesh" and "flowmesh" in rates]:
         print(json.dumps({"bench": "scaling", "config": config, "unit": "efficiency",
                           "flowmesh": round(eff["flowmesh"], 3), "peer": peer,
                           "peer_value": round(eff[peer], 3),
@@ -288,7 +288,7 @@ def worker(args: argparse.Namespace) -> None:
     dist.init_process_group("gloo", store=dist.PrefixStore("scaling-ddp", store), rank=rank,
                             world_size=2)
     peers = [p for p in args.peers.split(",") if p]
-    builders: dict[str, Callable[..., Step]] = {"flowmesh": flowmesh_step}
+    builders: dict[str, Callable[..., Step]] = {} if args.no_flowmesh else {"flowmesh": flowmesh_step}
     if "torch_ddp" in peers:
         builders["torch_ddp"] = torch_step
     if "tf_mwms" in peers:
@@ -320,6 +320,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--models", default="mlp,cnn")
     parser.add_argument("--peers", default=",".join(PEERS))
+    parser.add_argument("--no-flowmesh", action="store_true",
+                        help="time the peers in processes that never start a flowmesh session "
+                             "(so glibc's malloc keeps its defaults, as in a plain peer job)")
     parser.add_argument("--tf-ports", default="")
     args = parser.parse_args(argv)
     if "FLOWMESH_RANK" in os.environ:
@@ -331,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     ports = ",".join(str(p) for p in free_ports(2))
     command = [sys.executable, "-m", "benchmarks.scaling", "--repeats", str(args.repeats),
                "--models", args.models, "--peers", args.peers, "--tf-ports", ports]
+    command += ["--no-flowmesh"] if args.no_flowmesh else []
     env = {"OMP_NUM_THREADS": "1", "FLOWMESH_COLLECTIVE_TIMEOUT_S": "600",
            "TF_CPP_MIN_LOG_LEVEL": "2"}
     return launch(2, command, env=env, prefix=False).returncode

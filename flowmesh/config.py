@@ -12,6 +12,10 @@ FLOWMESH_DEBUG                  0        1 prints placement/partition/plan decis
 FLOWMESH_SIMULATED_GPUS         0        Expose N ``GPU:i`` devices backed by the CPU when
                                          torch sees no CUDA device (for testing placement).
 FLOWMESH_INTRA_OP_THREADS       0        torch intra-op threads (0 = torch's default).
+FLOWMESH_KEEP_FREED_MB          1024     Freed host memory glibc's malloc keeps for reuse
+                                         instead of returning it to the OS (saves the page
+                                         faults of re-allocating every step's tensors; see
+                                         ``runtime/host_memory.py``). 0: malloc's defaults.
 FLOWMESH_RPC_DEADLINE_S         30.0     Default deadline for control RPCs between tasks.
 FLOWMESH_CONNECT_TIMEOUT_S      20.0     How long a session waits for an unreachable task.
 FLOWMESH_MAX_MESSAGE_MB         2048     Largest control/data message a server accepts.
@@ -95,6 +99,8 @@ class Setting(Generic[T]):
 DEBUG = Setting("FLOWMESH_DEBUG", 0, int, "debug verbosity 0..2")
 SIMULATED_GPUS = Setting("FLOWMESH_SIMULATED_GPUS", 0, int, "number of CPU-backed GPU devices")
 INTRA_OP_THREADS = Setting("FLOWMESH_INTRA_OP_THREADS", 0, int, "torch intra-op threads")
+KEEP_FREED_MB = Setting("FLOWMESH_KEEP_FREED_MB", 1024.0, float,
+                        "freed host memory malloc keeps for reuse, MB (0 = malloc's defaults)")
 RPC_DEADLINE_S = Setting("FLOWMESH_RPC_DEADLINE_S", 30.0, float, "control RPC deadline")
 CONNECT_TIMEOUT_S = Setting("FLOWMESH_CONNECT_TIMEOUT_S", 20.0, float, "connect timeout")
 MAX_MESSAGE_MB = Setting("FLOWMESH_MAX_MESSAGE_MB", 2048, int, "largest accepted message")

@@ -30,6 +30,7 @@ from flowmesh.errors import (
     OpError,
     UnavailableError,
 )
+from flowmesh.runtime import host_memory
 from flowmesh.runtime.device import DeviceSet, local_devices
 from flowmesh.runtime.partition import Partition
 from flowmesh.runtime.plan import KernelCache
@@ -51,6 +52,7 @@ class SessionState:
         self.kernels = KernelCache(session_state=self)
         self.handles: set[str] = set()
         self.lock = threading.Lock()
+        host_memory.keep_freed_memory()
 
 
 class WorkerService:

@@ -21,7 +21,7 @@ from flowmesh.core.graph import Graph, Operation, Tensor, get_default_graph
 from flowmesh.core.shapes import format_dims
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.convert import to_numpy
-from flowmesh.runtime import placer
+from flowmesh.runtime import host_memory, placer
 from flowmesh.runtime.device import DeviceSet, local_devices
 from flowmesh.runtime.options import ConfigProto, RunMetadata, RunOptions
 from flowmesh.runtime.partition import partition_graph_def
@@ -47,6 +47,7 @@ class LocalBackend:
         self._plans_lock = threading.Lock()
         self._logged: set[Operation] = set()
         self._apply_intra_op_threads()
+        host_memory.keep_freed_memory()
 
     def _apply_intra_op_threads(self) -> None:
         """``ConfigProto.intra_op_parallelism_threads`` holds per session, as TensorFlow's

@@ -1,0 +1,28 @@
+"""Trains a small conv net and prints the minor page faults per step (run as a script by
+``test_host_memory.py``, in a fresh process so malloc starts from its defaults)."""
+
+import json
+import resource
+
+import numpy as np
+
+import flowmesh as tf
+
+rng = np.random.default_rng(0)
+x = tf.placeholder(tf.float32, [64, 28, 28, 1])
+w1 = tf.Variable(rng.normal(0, 0.1, (5, 5, 1, 20)).astype(np.float32))
+w2 = tf.Variable(rng.normal(0, 0.1, (5, 5, 20, 50)).astype(np.float32))
+h = tf.nn.max_pool(tf.nn.relu(tf.nn.conv2d(x, w1, [1, 1, 1, 1], "SAME")), [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+h = tf.nn.relu(tf.nn.conv2d(h, w2, [1, 1, 1, 1], "VALID"))
+loss = tf.reduce_mean(tf.square(h))
+train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    feed = {x: rng.normal(size=(64, 28, 28, 1)).astype(np.float32)}
+    for _ in range(5):
+        sess.run(train, feed)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(20):
+        sess.run(train, feed)
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+print(json.dumps({"faults_per_step": (after - before) / 20}))
