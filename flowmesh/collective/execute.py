@@ -188,9 +188,12 @@ class Executor:
 def _in_place(chosen: list[_Item]) -> torch.Tensor | None:
     """The flat view of a bucket's only tensor when its submitter donated it and it is
     contiguous: the collective then runs in place, without packing a copy."""
-    if len(chosen) != 1 or not chosen[0].job.request.donated:
+    if len(chosen) != 1:
         return None
-    tensor = chosen[0].tensor
+    item = chosen[0]
+    if not item.job.request.donates(item.index):
+        return None
+    tensor = item.tensor
     return tensor.view(-1) if tensor.is_contiguous() else None
 
 

@@ -75,6 +75,9 @@ class Handle:
         return list(self._outputs)
 
 
+Donation = bool | tuple[bool, ...]  # every tensor, or one flag per tensor
+
+
 @dataclass
 class Request:
     """One collective asked for by this rank.
@@ -90,8 +93,9 @@ class Request:
         rows: reduce-scatter only: rows of each tensor this rank gets (default: even split).
         donated: the submitter gives up ``tensors`` (nobody reads them afterwards), so an
             all-reduce or broadcast may work in place and return them as its outputs, as
-            Horovod's ``allreduce_`` and raw ``torch.distributed`` do. A local property:
-            ranks may differ, nothing on the wire changes.
+            Horovod's ``allreduce_`` and raw ``torch.distributed`` do: ``True`` for all of
+            them, or one flag per tensor. A local property: ranks may differ, nothing on
+            the wire changes.
     """
 
     kind: str
@@ -102,7 +106,7 @@ class Request:
     root: int = 0
     sinks: list[tuple[list[Any], Any]] = field(default_factory=list)
     rows: tuple[int, ...] = ()
-    donated: bool = False
+    donated: Donation = False
     handle: Handle = field(init=False)
     descriptor: Descriptor = field(init=False)
 
@@ -121,6 +125,15 @@ class Request:
         self.descriptor = Descriptor(self.key, self.kind, self.op, self.root, self.name, specs,
                                      device, tuple(self.rows))
         self.handle = Handle(self.name, len(self.tensors))
+        if not isinstance(self.donated, bool):
+            self.donated = tuple(bool(d) for d in self.donated)
+            if len(self.donated) != len(self.tensors):
+                raise ValueError(f"Collective '{self.name}' got {len(self.donated)} donation "
+                                 f"flags for {len(self.tensors)} tensors")
+
+    def donates(self, index: int) -> bool:
+        """Whether the submitter gave up tensor ``index`` (see ``donated``)."""
+        return self.donated if isinstance(self.donated, bool) else self.donated[index]
 
 
 def dtype_name(dtype: torch.dtype) -> str:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
@@ -74,7 +75,9 @@ class Guess:
         self.dtype: torch.dtype = getattr(torch, expected.specs[0][0])
         self.device = torch.device(expected.device)
         self.shapes = [shape for _, shape in expected.specs]
-        self.numel = sum(_numel(shape) for shape in self.shapes)
+        self.numels = [_numel(shape) for shape in self.shapes]
+        self.numel = sum(self.numels)
+        self.largest = self.numels.index(max(self.numels))  # the first, on a tie
         nbytes = self.numel * torch.empty((), dtype=self.dtype).element_size()
         self.header_inside = size > 2 or nbytes < BESIDE_MIN_BYTES  # see the module docstring
         self._header = torch.tensor([1.0] + [float(c) for c in chunks], dtype=torch.float64)
@@ -99,52 +102,81 @@ def run_speculative(comm: Communicator, pool: BufferPool, guess: Guess, candidat
     """
     start = time.perf_counter()
     matched = candidate.descriptor == guess.expected
-    layout = _header_inside if guess.header_inside else _header_beside
-    transfers, header, data = layout(pool, guess, candidate, matched)
-    comm.allreduce_each(transfers, ReduceOp.SUM)
-    if not guess.agreed(header):
+    layout = (_header_inside if guess.header_inside else _header_beside)(pool, guess, candidate,
+                                                                        matched)
+    comm.allreduce_each(layout.transfers, ReduceOp.SUM)
+    if not guess.agreed(layout.header):
         return False
     if guess.expected.op == "mean":
-        if data.is_floating_point():
-            data.div_(comm.size)
-        else:
-            data.copy_(torch.div(data, comm.size, rounding_mode="floor"))
-    in_place = data.data_ptr() == candidate.tensors[0].data_ptr()
-    outputs = candidate.tensors if in_place else unpack(data, guess.shapes)
-    for i, out in enumerate(outputs):
+        for part in layout.parts:
+            if part.is_floating_point():
+                part.div_(comm.size)
+            else:
+                part.copy_(torch.div(part, comm.size, rounding_mode="floor"))
+    for i, out in enumerate(layout.outputs()):
         candidate.handle.set_output(i, out)
-    moved = sum(t.numel() * t.element_size() for t in transfers)
+    moved = sum(t.numel() * t.element_size() for t in layout.transfers)
     record(Event("allreduce", [candidate.name], moved, start, time.perf_counter(),
-                 len(candidate.tensors), speculative=True, in_place=in_place), [candidate])
+                 len(candidate.tensors), speculative=True, in_place=layout.in_place), [candidate])
     return True
 
 
+@dataclass
+class _Layout:
+    """How one speculative cycle lays the header and the data out in its transfers."""
+
+    transfers: list[torch.Tensor]  # all-reduced concurrently
+    header: torch.Tensor  # the header's part of a transfer
+    parts: list[torch.Tensor]  # the data's parts (scaled for a mean)
+    outputs: Callable[[], list[torch.Tensor]]  # the results, once reduced
+    in_place: bool  # the largest tensor was reduced where it lies, without a copy
+
+
 def _header_inside(pool: BufferPool, guess: Guess, candidate: Request,
-                   matched: bool) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
-    """One transfer ``[header | data]`` (any group size); returns it and both parts."""
+                   matched: bool) -> _Layout:
+    """One transfer ``[header | data]`` (any group size)."""
     device = candidate.tensors[0].device if matched else guess.device
     buf = pool.take(HEADER + guess.numel, guess.dtype, device)
     buf[:HEADER] = guess.header(matched).to(guess.dtype)
     if matched:
         pack_into(candidate.tensors, buf[HEADER:])
-    return [buf], buf[:HEADER], buf[HEADER:]
+    data = buf[HEADER:]
+    return _Layout([buf], buf[:HEADER], [data], lambda: unpack(data, guess.shapes), False)
 
 
 def _header_beside(pool: BufferPool, guess: Guess, candidate: Request,
-                   matched: bool) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
-    """A CPU header and the data as two transfers (groups of two): a donated lone
-    contiguous tensor is the data itself; a rank that did not match contributes ``-0.0``."""
-    header = guess.header(matched)
-    tensors = candidate.tensors
-    if matched and candidate.donated and len(tensors) == 1 and tensors[0].is_contiguous():
-        data = tensors[0].view(-1)
-        return [header, data], header, data
-    data = pool.take(guess.numel, guess.dtype, tensors[0].device if matched else guess.device)
-    if matched:
-        pack_into(tensors, data)
+                   matched: bool) -> _Layout:
+    """Two concurrent transfers (groups of two): the largest tensor alone, reduced in place
+    when it was donated and is contiguous, and ``[header | the other tensors]``. A rank that
+    did not match contributes ``-0.0`` (zeros for integers) in both."""
+    big = guess.largest
+    device = candidate.tensors[0].device if matched else guess.device
+    front = pool.take(HEADER + guess.numel - guess.numels[big], guess.dtype, device)
+    front[:HEADER] = guess.header(matched).to(guess.dtype)
+    rest = front[HEADER:]
+    tensor = candidate.tensors[big] if matched else None
+    in_place = tensor is not None and candidate.donates(big) and tensor.is_contiguous()
+    if tensor is not None and in_place:
+        alone = tensor.view(-1)
     else:
-        data.fill_(-0.0 if data.is_floating_point() else 0)
-    return [header, data], header, data
+        alone = pool.take(guess.numels[big], guess.dtype, device)
+        if tensor is not None:
+            alone.copy_(tensor.reshape(-1))
+    if matched:
+        others = [t for i, t in enumerate(candidate.tensors) if i != big]
+        if others:
+            pack_into(others, rest)
+    else:
+        filler = -0.0 if guess.dtype.is_floating_point else 0
+        alone.fill_(filler)
+        rest.fill_(filler)
+
+    def outputs() -> list[torch.Tensor]:
+        views = iter(unpack(rest, [s for i, s in enumerate(guess.shapes) if i != big]))
+        lone = candidate.tensors[big] if in_place else alone.view(guess.shapes[big])
+        return [lone if i == big else next(views) for i in range(len(guess.shapes))]
+
+    return _Layout([front, alone], front[:HEADER], [rest, alone], outputs, in_place)
 
 
 def _numel(shape: tuple[int, ...]) -> int:

@@ -7,10 +7,10 @@ the step is aborted. ``CollectiveAllReduceStart`` only submits and returns the h
 ``CollectiveWait`` waits on it. Traced steps get the engine's events in a lane named
 ``<device>/collective:<group>``.
 
-All-reduce and broadcast kernels expose ``kernel.donating``: the same kernel, telling the
-engine it may work in place on the inputs. The buffer-forwarding pass
-(``flowmesh/runtime/forwarding.py``) uses it when every input is provably dead after the
-op, as TensorFlow's collective kernels forward an input whose buffer nobody else holds.
+All-reduce and broadcast kernels expose ``kernel.donating(mask)``: the same kernel,
+telling the engine which inputs it may work on in place. The buffer-forwarding pass
+(``flowmesh/runtime/forwarding.py``) uses it for inputs provably dead after the op, as
+TensorFlow's collective kernels forward an input whose buffer nobody else holds.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import torch
 
 from flowmesh.collective import context
 from flowmesh.collective.engine import CollectiveEngine
-from flowmesh.collective.request import Handle, Request
+from flowmesh.collective.request import Donation, Handle, Request
 from flowmesh.collective.timeline import TraceLane
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.registry import KernelContext, kernel
@@ -60,7 +60,7 @@ class _Spec:
         return context.engine_for(self.group_key, self.group_size, self.member)
 
     def request(self, step: StepContext, engine: CollectiveEngine,
-                tensors: tuple[torch.Tensor, ...], donated: bool = False) -> Request:
+                tensors: tuple[torch.Tensor, ...], donated: Donation = False) -> Request:
         if self.kind == "broadcast" and not 0 <= self.root < engine.size:
             raise InvalidArgumentError(
                 None, None, f"Broadcast '{self.name}' has root {self.root} but the group has "
@@ -70,6 +70,12 @@ class _Spec:
             data, rows = data[:-self.num_rows], tuple(int(r) for r in data[-self.num_rows:])
         return Request(self.kind, self.key, self.name, data, self.op, self.root,
                        _sinks(step, engine, self.device), rows, donated)
+
+
+def _donating(fn: Callable[..., Any]) -> Callable[[tuple[bool, ...]], Callable[..., Any]]:
+    """``fn.donating(mask)``: ``fn`` told which inputs its caller gives up (see
+    ``runtime/forwarding.py``)."""
+    return lambda mask: functools.partial(fn, donated=mask)
 
 
 def _sinks(step: StepContext, engine: CollectiveEngine, device: str) -> list[tuple[list, Any]]:
@@ -91,14 +97,14 @@ def _blocking(kind: str) -> Callable[[KernelContext], Callable[..., Any]]:
         spec = _Spec.of(ctx, kind)
         single = len(ctx.op.outputs) == 1
 
-        def run(step: StepContext, *tensors: torch.Tensor, donated: bool = False) -> Any:
+        def run(step: StepContext, *tensors: torch.Tensor, donated: Donation = False) -> Any:
             engine = spec.engine()
             outputs = engine.run(spec.request(step, engine, tensors, donated), step.timeout,
                                  _abort_check(step))
             return outputs[0] if single else tuple(outputs)
 
         if kind in DONATING_KINDS:
-            run.donating = functools.partial(run, donated=True)  # type: ignore[attr-defined]
+            run.donating = _donating(run)  # type: ignore[attr-defined]
         return run
 
     return factory
@@ -115,11 +121,11 @@ def _all_reduce_start(ctx: KernelContext) -> Callable[..., tuple[CollectiveEngin
     spec = _Spec.of(ctx, "allreduce")
 
     def start(step: StepContext, *tensors: torch.Tensor,
-              donated: bool = False) -> tuple[CollectiveEngine, Handle]:
+              donated: Donation = False) -> tuple[CollectiveEngine, Handle]:
         engine = spec.engine()
         return engine, engine.submit(spec.request(step, engine, tensors, donated))
 
-    start.donating = functools.partial(start, donated=True)  # type: ignore[attr-defined]
+    start.donating = _donating(start)  # type: ignore[attr-defined]
     return start
 
 

@@ -14,9 +14,9 @@ Such nodes get the in-place kernel; everything else is unchanged. Because the va
 no other reader and was allocated for this step only, no one can observe the difference,
 except that the step allocates less.
 
-Collective kernels that can take their inputs over (``kernel.donating``, all-reduce and
-broadcast) get that variant when conditions 2 and 3 hold for every input: the engine then
-reduces a lone tensor in place instead of copying it into a buffer first.
+Collective kernels that can take their inputs over (``kernel.donating(mask)``, all-reduce
+and broadcast) get a variant told which inputs meet conditions 2 and 3: the engine then
+reduces such a tensor in place instead of copying it into a buffer first.
 """
 
 from __future__ import annotations
@@ -71,9 +71,8 @@ def _donating_fn(node: Any, uses: Counter, produced_by: dict[Hashable, Any],
     donating = getattr(node.fn, "donating", None)
     if donating is None or not node.inputs:
         return None
-    if all(_dead_and_fresh(key, uses, produced_by, protected) for key in node.inputs):
-        return donating
-    return None
+    mask = tuple(_dead_and_fresh(key, uses, produced_by, protected) for key in node.inputs)
+    return donating(mask) if any(mask) else None
 
 
 def _inplace_fn(node: Any, uses: Counter, produced_by: dict[Hashable, Any],

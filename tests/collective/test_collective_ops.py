@@ -187,7 +187,9 @@ def test_dead_fresh_inputs_are_donated_and_live_ones_are_not():
         b = tf.constant(np.ones((100, 200), np.float32))
         v = tf.Variable(np.full((200, 200), m + 1.0, np.float32))
         fetched = tf.matmul(b, a)  # 100x100, also fetched: must stay intact
+        fresh, kept = tf.matmul(a, b) * 2.0, tf.identity(v.initialized_value())
         return {"init": v.initializer,
+                "mixed": C.grouped_all_reduce([fresh, kept], group_key=key, member=m),
                 "dead": C.all_reduce(tf.matmul(a, b), group_key=key, member=m),
                 "var": C.all_reduce(v.initialized_value(), group_key=key, member=m),
                 "fetched": fetched,
@@ -199,4 +201,6 @@ def test_dead_fresh_inputs_are_donated_and_live_ones_are_not():
         np.testing.assert_allclose(res["var"], np.full((200, 200), 3.0))
         np.testing.assert_allclose(res["fetched"], np.full((100, 100), 200.0 * (m + 1)))
         np.testing.assert_allclose(res["fetched_sum"], np.full((100, 100), 600.0))
+        np.testing.assert_allclose(res["mixed"][0], np.full((200, 200), 600.0))
+        np.testing.assert_allclose(res["mixed"][1], np.full((200, 200), 3.0))
     assert [engines[m]().stats.in_place for m in range(2)] == [1, 1]

@@ -373,6 +373,56 @@ def test_two_ranks_speculate_in_place_on_donated_inputs():
             e.close()
 
 
+def test_a_bucket_reduces_its_largest_donated_tensor_in_place_beside_the_others():
+    """A fused bucket of two ranks sends its largest tensor as its own transfer, in place
+    when that tensor was donated, and packs the others behind the header; inputs that
+    were not donated are never written."""
+    engines = make_engines(2)
+    try:
+        def steps(r: int, e: CollectiveEngine) -> list[bool]:
+            same_memory = []
+            for step in range(5):
+                small, big = torch.full((10,), float(r)), torch.full((BESIDE,), float(r + step))
+                out = e.run(Request("allreduce", "g", "g", [small, big], "sum",
+                                    donated=(False, True)))
+                assert torch.equal(out[0], torch.full((10,), 1.0))
+                assert torch.equal(out[1], torch.full((BESIDE,), float(1 + 2 * step)))
+                assert torch.equal(small, torch.full((10,), float(r)))
+                same_memory.append(out[1].data_ptr() == big.data_ptr())
+            return same_memory
+
+        assert [seen[2:] for seen in on_members(engines, steps)] == [[True] * 3] * 2
+        events = [ev for ev in engines[0].events if ev.kind == "allreduce"]
+        assert [(ev.speculative, ev.in_place) for ev in events][2:] == [(True, True)] * 3
+    finally:
+        for e in engines:
+            e.close()
+
+
+def test_a_wrong_guess_leaves_a_buckets_donated_tensor_intact():
+    engines = make_engines(2)
+    try:
+        def body(r: int, e: CollectiveEngine) -> list[list[torch.Tensor]]:
+            for _ in range(3):
+                e.run(Request("allreduce", "g", "g", [torch.ones(3), torch.ones(BESIDE)], "sum"))
+            g = [torch.full((3,), 0.25), torch.arange(BESIDE, dtype=torch.float32) * 0.5]
+            order = [("b", [torch.ones(7)]), ("g", g)]
+            if r == 0:
+                order.reverse()
+            handles = {k: e.submit(Request("allreduce", k, k, ts, "sum",
+                                           donated=tuple(True for _ in ts)))
+                       for k, ts in order}
+            return [handles[k].wait(10) for k in ("g", "b")]
+
+        for g, b in on_members(engines, body):
+            assert torch.equal(g[0], torch.full((3,), 0.5))
+            assert torch.equal(g[1], torch.arange(BESIDE, dtype=torch.float32))
+            assert torch.equal(b[0], torch.full((7,), 2.0))
+    finally:
+        for e in engines:
+            e.close()
+
+
 def test_small_donated_inputs_speculate_packed_behind_the_header():
     engines = make_engines(2)
     try:

@@ -98,3 +98,38 @@ def test_training_step_with_forwarding_matches_plain_math() -> None:
         # d loss / d w = x^T @ ones (every relu input is positive)
         expected = 0.5 - 0.1 * (np.eye(2, 3).T @ np.ones((2, 2)))
         np.testing.assert_allclose(sess.run(w), expected, rtol=1e-6)
+
+
+def test_collectives_are_told_which_inputs_they_may_take_over() -> None:
+    """A collective with a dead fresh input and a live one gets a per-input donation mask."""
+    import dataclasses
+
+    from flowmesh.runtime.forwarding import forward_buffers
+
+    @dataclasses.dataclass
+    class Node:
+        name: str
+        op: object
+        fn: object
+        inputs: tuple
+        outputs: tuple
+        needs_step: bool = False
+
+    @dataclasses.dataclass
+    class Op:
+        type: str
+
+    masks = []
+
+    def collective(*args: object) -> None:
+        return None
+
+    collective.donating = lambda mask: masks.append(mask) or collective  # type: ignore[attr-defined]
+    nodes = [Node("mm", Op("MatMul"), None, ("x",), ("g0",)),
+             Node("var", Op("ReadVariableOp"), None, (), ("g1",)),
+             Node("mm2", Op("MatMul"), None, ("x",), ("g2",)),
+             Node("reduce", Op("CollectiveAllReduceStart"), collective, ("g0", "g1", "g2"),
+                  ("h",), needs_step=True),
+             Node("other", Op("Identity"), None, ("g2",), ("y",))]
+    forward_buffers(nodes, feed_keys=["x"], fetch_keys=["h", "y"])
+    assert masks == [(True, False, False)]  # g1: a variable's value; g2: read twice
