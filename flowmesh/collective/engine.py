@@ -41,6 +41,7 @@ from flowmesh.collective.negotiation import (
 )
 from flowmesh.collective.request import Handle, Request
 from flowmesh.collective.speculation import Guess, can_speculate, run_speculative
+from flowmesh.collective.streams import STEADY_AFTER, Stream, streamable
 from flowmesh.collective.timeline import Event, open_timeline
 from flowmesh.errors import (
     AbortedError,
@@ -95,6 +96,11 @@ class CollectiveEngine:
         self._streak = 0  # consecutive cycles that ran that same single all-reduce
         self._streak_needed = 2  # doubles after every wrong guess (a wasted transfer)
         self._right_guesses = 0  # since the last change of _streak_needed
+        self._streams: dict[str, Stream] = {}  # steady keys, see streams.py
+        self._retired: list[Stream] = []  # stopped streams (channels closed with the engine)
+        self._streaming: dict[int, tuple[Stream, Request]] = {}  # id(handle) -> in flight
+        self._steady: dict[str, tuple[Descriptor, int]] = {}  # key -> last descriptor, count
+        self._steady_needed: dict[str, int] = {}  # doubles for a key whose stream stopped
         self._failure: OpError | None = None
         self._closed = False
         self._busy = False  # a thread is running a cycle (the engine thread or a caller)
@@ -127,8 +133,12 @@ class CollectiveEngine:
         """
         with self._cv:
             self._check_usable()
-            self._new.append(request)
-            self._cv.notify_all()
+            stream = self._streams.get(request.key)
+            if stream is None:
+                self._new.append(request)
+                self._cv.notify_all()
+        if stream is not None:
+            self._start_on(stream, request)
         return request.handle
 
     def run(self, request: Request, timeout: float | None = None,
@@ -141,21 +151,28 @@ class CollectiveEngine:
         """
         with self._cv:
             self._check_usable()
-            direct = timeout is None and self._idle() and not self._new
+            streaming = request.key in self._streams
+            direct = not streaming and timeout is None and self._idle() and not self._new
             if direct:
                 self._busy = True
-            else:
+            elif not streaming:
                 self._new.append(request)
                 self._cv.notify_all()
-        if direct:
+        if streaming:
+            self.submit(request)
+        elif direct:
             self._guarded_cycle([request])
-        return request.handle.wait(timeout, abort)
+        return self.wait(request.handle, timeout, abort)
 
     def wait(self, handle: Handle, timeout: float | None = None,
              abort: Callable[[], BaseException | None] | None = None) -> list[Any]:
         """Waits for a submitted request. When the engine thread has not picked up the
         queued requests yet (it is waking up), this thread runs their cycle itself, as
         :meth:`run` does: the hand-off would cost two thread switches for nothing."""
+        with self._cv:
+            streamed = self._streaming.pop(id(handle), None)
+        if streamed is not None:
+            self._finish_on(*streamed)
         batch = None
         with self._cv:
             if timeout is None and self._idle() and any(r.handle is handle for r in self._new):
@@ -185,6 +202,8 @@ class CollectiveEngine:
             self._closed = True
             self._cv.notify_all()
         self._thread.join(timeout=1.0)
+        for stream in list(self._streams.values()) + self._retired:
+            stream.close()
         if self._timeline is not None:
             self._timeline.close()
 
@@ -239,6 +258,13 @@ class CollectiveEngine:
                     return new
 
     def _cycle(self, new: list[Request]) -> bool:
+        if self._streams and new:  # submitted before their key started streaming
+            routed = [r for r in new if r.key in self._streams]
+            new = [r for r in new if r.key not in self._streams]
+            for request in routed:
+                self._start_on(self._streams[request.key], request)
+            if not new:
+                return True
         if self._speculation is not None and new:
             return self._speculative_cycle(new)
         start = time.perf_counter()
@@ -285,7 +311,7 @@ class CollectiveEngine:
         rank, so every rank decides alike)."""
         single = None
         if (self.size > 1 and len(ready) == 1 and len(self._table) == 0
-                and not ready[0].inline[0] and can_speculate(ready[0].descriptors[0])
+                and ready[0].key not in self._streams and not ready[0].inline[0] and can_speculate(ready[0].descriptors[0])
                 and check_agreement(ready[0]) is None
                 and all(len(Message.decode(raw).descriptors) == 1 for raw in raws)):
             single = ready[0].descriptors[0]
@@ -317,11 +343,13 @@ class CollectiveEngine:
         self._requeue(new)
         return True
 
-    def _requeue(self, requests: list[Request]) -> None:
+    def _requeue(self, requests: list[Request], wake: bool = False) -> None:
         """Puts requests back, first in line, for the next cycle."""
         if requests:
             with self._cv:
                 self._new[:0] = requests
+                if wake:
+                    self._cv.notify_all()
 
     def _execute(self, ready: Sequence[Any]) -> None:
         jobs: list[Job] = []
@@ -335,9 +363,77 @@ class CollectiveEngine:
                 request.handle.fail(InvalidArgumentError(None, None, problem))
                 continue
             jobs.append(Job(request, item.descriptors, item.inline))
+            self._note_steady(item)
         if jobs:
             self._executor.run(jobs, fusion_threshold_bytes())
             self.stats.collectives += len(jobs)
+
+    # --- streams (steady keys, see streams.py) -------------------------------------------------
+    def _note_steady(self, item: Any) -> None:
+        """Counts a key's consecutive negotiated all-reduces with one descriptor on every
+        rank (the table is the same everywhere, so every rank decides alike, in the same
+        cycle) and opens its stream when the count is reached. Runs before the cycle
+        completes the request, so the key's next request, which its submitter sends only
+        after this one completed, already takes the stream."""
+        key, descriptor = item.key, item.descriptors[0]
+        steady = (self.size > 1 and self.comm.name != "local" and len(set(item.descriptors)) == 1
+                  and streamable(descriptor, any(item.inline))
+                  and not self._table.has_pending(key) and key not in self._streams)
+        if not steady:
+            self._steady.pop(key, None)
+            return
+        last, count = self._steady.get(key, (None, 0))
+        count = count + 1 if last == descriptor else 1
+        self._steady[key] = (descriptor, count)
+        if count < self._steady_needed.get(key, STEADY_AFTER):
+            return
+        generation = sum(s.guess.expected.key == key for s in self._retired)
+        channel = self.comm.channel(f"{key}#{generation}")
+        if channel is not None:
+            with self._cv:
+                self._streams[key] = Stream(channel, descriptor, self._record_streamed)
+            del self._steady[key]
+
+    def _start_on(self, stream: Stream, request: Request) -> None:
+        with self._cv:
+            self._streaming[id(request.handle)] = (stream, request)
+        try:
+            started, unmatched = stream.start(request)
+        except CommunicationError as exc:
+            self._fail_all(self._communication_error(exc, [request]), [request])
+            return
+        if not started or unmatched is not None:
+            self._stop(stream, [unmatched] if unmatched is not None else [])
+        if not started:
+            with self._cv:
+                self._streaming.pop(id(request.handle), None)
+            self._requeue([request], wake=True)
+
+    def _finish_on(self, stream: Stream, request: Request) -> None:
+        try:
+            unmatched = stream.finish(request)
+        except CommunicationError as exc:
+            self._fail_all(self._communication_error(exc, [request]), [request])
+            return
+        if unmatched is not None:
+            self._stop(stream, [unmatched])
+
+    def _stop(self, stream: Stream, unmatched: list[Request]) -> None:
+        """A rank's request differed from the stream's: every rank stops streaming the key
+        after the same transfer; it is negotiated again (and may stream again later, after
+        twice as many steady cycles)."""
+        key = stream.guess.expected.key
+        with self._cv:
+            if self._streams.get(key) is stream:
+                del self._streams[key]
+                self._retired.append(stream)
+                self._steady_needed[key] = min(2 * self._steady_needed.get(key, STEADY_AFTER), 64)
+        self._requeue(unmatched, wake=True)
+
+    def _record_streamed(self, event: Event, requests: Sequence[Request]) -> None:
+        self.stats.collectives += 1
+        self.stats.speculative += 1
+        self._record(event, requests)
 
     # --- events and failures -----------------------------------------------------------------
     def _record(self, event: Event, requests: Sequence[Request]) -> None:
@@ -356,9 +452,10 @@ class CollectiveEngine:
         if self._timeline is not None:
             self._timeline.write(event, self.label)
 
-    def _communication_error(self, exc: CommunicationError) -> OpError:
+    def _communication_error(self, exc: CommunicationError,
+                             requests: Sequence[Request] = ()) -> OpError:
         names = sorted({r.name for q in self._pending.values() for r in q})
-        names += [r.name for r in self._new]
+        names += [r.name for r in self._new] + [r.name for r in requests]
         what = f"collectives {names}" if names else "a collective"
         peers = self.comm.peer_status()
         status = "; ".join(f"rank {r}: {p.detail}" for r, p in sorted(peers.items())) or "n/a"
@@ -384,6 +481,8 @@ class CollectiveEngine:
         with self._cv:
             self._failure = error
             requests = [r for q in self._pending.values() for r in q] + self._new
+            requests += [r for _, r in self._streaming.values()]
+            self._streaming.clear()
             self._pending.clear()
             self._new = []
             self._pending_count = 0

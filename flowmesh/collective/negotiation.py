@@ -173,6 +173,10 @@ class Table:
     def remove(self, key: str) -> None:
         self._entries.pop(key, None)
 
+    def has_pending(self, key: str) -> bool:
+        """Some rank announced ``key`` again and it has not run yet."""
+        return key in self._entries
+
     def missing_ranks(self, key: str) -> list[int]:
         entry = self._entries.get(key)
         return [] if entry is None else [r for r, q in enumerate(entry.queues) if not q]

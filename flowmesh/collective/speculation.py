@@ -12,14 +12,14 @@ data is discarded, speculation stops on every rank at once, and the requests are
 negotiated normally. The sizes always agree, so a wrong guess can never corrupt or abort
 a transfer; it only wastes one transfer.
 
-In a group of two, transfers of at least :data:`BESIDE_MIN_BYTES` carry the header beside
-the data instead, as a second all-reduce that runs concurrently with it, and a rank that
-donated its lone contiguous tensor reduces it in place, without the copy into the
-buffer. On gloo two concurrent all-reduces cost no more than one from ~2 MB up, but
+In a group of two, transfers of at least :data:`BESIDE_MIN_BYTES` send the largest tensor
+as its own all-reduce, concurrently with ``[header | the other tensors]``, and a rank that
+donated that tensor (contiguous) reduces it in place, without the copy into the buffer.
+On gloo two concurrent all-reduces cost no more than one from ~2 MB up, but
 ~250 us more below it (measured: 4 KB 0.24-0.40 ms in one transfer vs 0.49-0.66 ms as two,
 1 MB 0.60-0.69 vs 0.80-0.86 ms, 2.4 MB 1.69-1.95 vs 1.55-1.74 ms), so smaller data is
 packed behind its header even when donated (the copy is cheaper). The layout depends only
-on the agreed size, never on one rank's request, so every rank makes the same calls.
+on the agreed shapes, never on one rank's request, so every rank makes the same calls.
 In-place speculation is safe only with two ranks: a rank whose request did not match
 contributes ``-0.0`` (zeros for integers), so after a wrong guess the one rank that did
 match holds ``x + (-0.0) == x``, its tensor unchanged; with three ranks, two matching
@@ -101,18 +101,31 @@ def run_speculative(comm: Communicator, pool: BufferPool, guess: Guess, candidat
         False when the guess was wrong (nothing was completed; negotiate normally).
     """
     start = time.perf_counter()
-    matched = candidate.descriptor == guess.expected
-    layout = (_header_inside if guess.header_inside else _header_beside)(pool, guess, candidate,
-                                                                        matched)
+    layout = lay_out(pool, guess, candidate)
     comm.allreduce_each(layout.transfers, ReduceOp.SUM)
+    return deliver(guess, layout, candidate, comm.size, start, record)
+
+
+def lay_out(pool: BufferPool, guess: Guess, candidate: Request) -> Layout:
+    """The transfers of one speculative all-reduce (summed by the caller) for ``candidate``,
+    this rank's request: its data when it matches ``guess``, a filler otherwise."""
+    matched = candidate.descriptor == guess.expected
+    return (_header_inside if guess.header_inside else _header_beside)(pool, guess, candidate,
+                                                                      matched)
+
+
+def deliver(guess: Guess, layout: Layout, candidate: Request, size: int, start: float,
+            record: Callable[[Event, list[Request]], None]) -> bool:
+    """After the transfers were summed: completes ``candidate`` when every rank matched
+    (True), else leaves it untouched for negotiation (False)."""
     if not guess.agreed(layout.header):
         return False
     if guess.expected.op == "mean":
         for part in layout.parts:
             if part.is_floating_point():
-                part.div_(comm.size)
+                part.div_(size)
             else:
-                part.copy_(torch.div(part, comm.size, rounding_mode="floor"))
+                part.copy_(torch.div(part, size, rounding_mode="floor"))
     for i, out in enumerate(layout.outputs()):
         candidate.handle.set_output(i, out)
     moved = sum(t.numel() * t.element_size() for t in layout.transfers)
@@ -122,7 +135,7 @@ def run_speculative(comm: Communicator, pool: BufferPool, guess: Guess, candidat
 
 
 @dataclass
-class _Layout:
+class Layout:
     """How one speculative cycle lays the header and the data out in its transfers."""
 
     transfers: list[torch.Tensor]  # all-reduced concurrently
@@ -133,7 +146,7 @@ class _Layout:
 
 
 def _header_inside(pool: BufferPool, guess: Guess, candidate: Request,
-                   matched: bool) -> _Layout:
+                   matched: bool) -> Layout:
     """One transfer ``[header | data]`` (any group size)."""
     device = candidate.tensors[0].device if matched else guess.device
     buf = pool.take(HEADER + guess.numel, guess.dtype, device)
@@ -141,11 +154,11 @@ def _header_inside(pool: BufferPool, guess: Guess, candidate: Request,
     if matched:
         pack_into(candidate.tensors, buf[HEADER:])
     data = buf[HEADER:]
-    return _Layout([buf], buf[:HEADER], [data], lambda: unpack(data, guess.shapes), False)
+    return Layout([buf], buf[:HEADER], [data], lambda: unpack(data, guess.shapes), False)
 
 
 def _header_beside(pool: BufferPool, guess: Guess, candidate: Request,
-                   matched: bool) -> _Layout:
+                   matched: bool) -> Layout:
     """Two concurrent transfers (groups of two): the largest tensor alone, reduced in place
     when it was donated and is contiguous, and ``[header | the other tensors]``. A rank that
     did not match contributes ``-0.0`` (zeros for integers) in both."""
@@ -176,7 +189,7 @@ def _header_beside(pool: BufferPool, guess: Guess, candidate: Request,
         lone = candidate.tensors[big] if in_place else alone.view(guess.shapes[big])
         return [lone if i == big else next(views) for i in range(len(guess.shapes))]
 
-    return _Layout([front, alone], front[:HEADER], [rest, alone], outputs, in_place)
+    return Layout([front, alone], front[:HEADER], [rest, alone], outputs, in_place)
 
 
 def _numel(shape: tuple[int, ...]) -> int:

@@ -233,6 +233,38 @@ def check_waiter_runs_cycle() -> None:
            speculative_in_place=sum(ev.speculative and ev.in_place for ev in steady))
 
 
+def check_streams() -> None:
+    """A steady all-reduce moves to a stream (its own channel, started by the submitter);
+    a rank whose request then changes shape gets the usual mismatch error, on every rank,
+    and the key works again afterwards (negotiated)."""
+    import torch
+
+    from flowmesh.collective.request import Request
+
+    engine = context.world_engine()
+    r = hvd.rank()
+    events_before = len(engine.events)
+    correct = True
+    for i in range(6):
+        tensors = [torch.full((3,), float(r + i)), torch.full((100_000,), float(r))]
+        handle = engine.submit(Request("allreduce", "steady2", "steady2", tensors, "sum"))
+        out = engine.wait(handle)
+        correct &= bool(torch.equal(out[0], torch.full((3,), float(1 + 2 * i))))
+        correct &= bool(torch.equal(out[1], torch.full((100_000,), 1.0)))
+    steady = [ev for ev in list(engine.events)[events_before:] if ev.kind == "allreduce"]
+    streamed = "steady2" in engine._streams
+    changed = [torch.ones(3 + r), torch.ones(100_000)]  # rank 0 still matches, rank 1 does not
+    try:
+        engine.run(Request("allreduce", "steady2", "steady2", changed, "sum"))
+        error, message = None, ""
+    except tf.errors.OpError as exc:
+        error, message = type(exc).__name__, str(exc)
+    after = engine.run(Request("allreduce", "steady2", "steady2", [torch.ones(2)], "sum"))[0]
+    report("streams", correct=correct, streamed=streamed, stopped="steady2" not in engine._streams,
+           speculative=sum(ev.speculative for ev in steady), error=error, message=message,
+           after=after.tolist())
+
+
 # --- faults ------------------------------------------------------------------------------
 def check_mismatch() -> None:
     r = hvd.rank()
@@ -265,18 +297,24 @@ def check_stalled_rank() -> None:
 
 
 def check_dead_rank() -> None:
-    """The last rank dies (SIGKILL) while the others wait for it in an all-reduce."""
-    if hvd.rank() == hvd.size() - 1:
-        time.sleep(0.5)
-        os.kill(os.getpid(), signal.SIGKILL)
+    """The last rank dies (SIGKILL) while the others wait for it in a steady all-reduce
+    (one that already moved to its stream)."""
     with tf.Graph().as_default():
+        reduced = hvd.allreduce(tf.ones([20_000]), name="peer_dies_during_this")  # not inline
+        sess = tf.Session()
+        for _ in range(4):
+            sess.run(reduced)
+        streamed = bool(context.world_engine()._streams)
+        if hvd.rank() == hvd.size() - 1:
+            time.sleep(0.5)
+            os.kill(os.getpid(), signal.SIGKILL)
         start = time.monotonic()
         try:
-            run(hvd.allreduce(tf.ones([2]), name="peer_dies_during_this"))
+            sess.run(reduced)
             report("dead", error=None)
         except tf.errors.OpError as exc:
             report("dead", error=type(exc).__name__, message=str(exc),
-                   seconds=time.monotonic() - start)
+                   seconds=time.monotonic() - start, streamed=streamed)
 
 
 def main() -> None:
@@ -291,6 +329,7 @@ def main() -> None:
         check_sparse_gradients()
         check_trace()
         check_waiter_runs_cycle()
+        check_streams()
         check_mismatch()
         check_stalled_rank()
     elif scenario == "trace":

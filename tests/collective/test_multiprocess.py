@@ -117,6 +117,16 @@ def test_waiting_thread_runs_the_cycle_and_donated_inputs_reduce_in_place(two_ra
 
 
 @pytest.mark.timeout(240)
+def test_steady_all_reduces_stream_and_a_changed_shape_still_fails_clearly(two_ranks):
+    for res in two_ranks["streams"].values():
+        assert res["correct"] and res["streamed"]
+        assert res["speculative"] == 4  # 2 negotiated cycles, then the stream
+        assert res["error"] == "InvalidArgumentError" and "float32[3]" in res["message"]
+        assert "float32[4]" in res["message"] and res["stopped"]
+        assert res["after"] == [2.0, 2.0]
+
+
+@pytest.mark.timeout(240)
 def test_mismatched_shapes_fail_clearly_then_recover(two_ranks):
     for res in two_ranks["mismatch"].values():
         assert res["error"] == "InvalidArgumentError"
@@ -141,5 +151,6 @@ def test_dead_rank_reported_to_every_survivor(three_ranks):
     for res in results.values():
         assert res["error"] == "UnavailableError"
         assert "lost ranks [2]" in res["message"] and "peer_dies_during_this" in res["message"]
+        assert res["streamed"]
         assert res["seconds"] < TIMEOUT_S + 10
     assert three_ranks["_status"][0]["returncode"] == -9  # the launcher reports the killed rank

@@ -37,11 +37,12 @@ _SAVING = re.compile(r"Saving checkpoints for (\d+) into")
 
 
 def _final_global_step(job: LaunchedJob) -> int:
-    """The global step read last: every worker reads it after its loop, so the latest
-    read comes after every increment of every worker."""
-    done = sorted(job.records(kind="done"), key=lambda r: r["t"])
+    """The largest global step a worker read after its loop: the step only grows, and the
+    last worker to finish read it after every increment. (Not the read with the latest
+    record time: a worker may write its record after another one's later read.)"""
+    done = job.records(kind="done")
     assert done, job.output()
-    return int(done[-1]["global_step"])
+    return max(int(r["global_step"]) for r in done)
 
 
 def _restored_steps(job: LaunchedJob, task: str, restart: int) -> list[int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import abc
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -149,6 +149,22 @@ class Communicator(abc.ABC):
         default runs them one after another."""
         for tensor in tensors:
             self.allreduce(tensor, op)
+
+    def start_allreduce_each(self, tensors: Sequence[torch.Tensor],
+                             op: ReduceOp) -> Callable[[], None]:
+        """Starts :meth:`allreduce_each` and returns the function that waits for it (may
+        raise :class:`CommunicationError`); the tensors must not be touched until then.
+        Backends with asynchronous collectives return at once; the default runs them now."""
+        self.allreduce_each(tensors, op)
+        return lambda: None
+
+    def channel(self, key: str) -> Communicator | None:
+        """A communicator of the same members on connections of its own, whose collectives
+        are ordered only among themselves: a collective that every member runs in the same
+        sequence (one key of a training loop) can then run there without negotiation,
+        started by whichever thread submits it. Every member must ask for the same keys in
+        the same order (it is a rendezvous). None when the backend has no such channels."""
+        return None
 
     @abc.abstractmethod
     def allgather(self, output: torch.Tensor, tensor: torch.Tensor) -> None:

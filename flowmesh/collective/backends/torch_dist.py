@@ -25,7 +25,7 @@ import functools
 import struct
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -136,6 +136,7 @@ class TorchDistributedCommunicator(Communicator):
                 timed_out=True,
             ) from None
         self._nccl: Any = None
+        self._channels: list[_Channel] = []
         hb_store = connect_store(host, port, False, None, connect_s)
         self._hb_store = dist.PrefixStore(prefix, hb_store)
         self._busy: str | None = None
@@ -196,17 +197,25 @@ class TorchDistributedCommunicator(Communicator):
 
     def _call(self, what: str, *starts: Any) -> None:
         """Starts the work of every function in ``starts`` (so they run concurrently),
-        then waits for each, the last started first: it usually finishes last, so the
-        earlier ones are done by then and waiting costs one wake-up, not one per work."""
+        then waits for each."""
+        self._finish(what, self._start(what, *starts))
+
+    def _start(self, what: str, *starts: Any) -> list[Any]:
         self._busy = what
+        works = []
+        for start in starts:
+            try:
+                works.append(start())
+            except RuntimeError as exc:
+                self._busy = None
+                raise CommunicationError(
+                    f"{what} failed on rank {self.rank}: {_short(str(exc))}") from None
+        return works
+
+    def _finish(self, what: str, works: list[Any]) -> None:
+        """Waits for each work, the last started first: it usually finishes last, so the
+        earlier ones are done by then and waiting costs one wake-up, not one per work."""
         try:
-            works = []
-            for start in starts:
-                try:
-                    works.append(start())
-                except RuntimeError as exc:
-                    raise CommunicationError(
-                        f"{what} failed on rank {self.rank}: {_short(str(exc))}") from None
             for work in reversed(works):
                 self._wait(work, what)
         finally:
@@ -243,6 +252,19 @@ class TorchDistributedCommunicator(Communicator):
         options.reduceOp = _TORCH_OPS[ReduceOp.parse(op)]
         self._call("allreduce", *[functools.partial(self._group_for(t).allreduce, [t], options)
                                   for t in tensors])
+
+    def start_allreduce_each(self, tensors: Sequence[torch.Tensor],
+                             op: ReduceOp) -> Callable[[], None]:
+        options = dist.AllreduceOptions()
+        options.reduceOp = _TORCH_OPS[ReduceOp.parse(op)]
+        works = self._start("allreduce", *[functools.partial(self._group_for(t).allreduce, [t],
+                                                             options) for t in tensors])
+        return functools.partial(self._finish, "allreduce", works)
+
+    def channel(self, key: str) -> TorchDistributedCommunicator:
+        """A gloo group of its own (NCCL on first CUDA use) under ``<prefix>/channel/<key>``,
+        sharing this communicator's store, heartbeat and liveness reports."""
+        return _Channel(self, key)
 
     def allgather(self, output: torch.Tensor, tensor: torch.Tensor) -> None:
         group = self._group_for(tensor)
@@ -321,6 +343,11 @@ class TorchDistributedCommunicator(Communicator):
     def close(self) -> None:
         self._heartbeat.stop()
         self._heartbeat.join(timeout=2 * HEARTBEAT_PERIOD_S)
+        for channel in self._channels:
+            channel.close()
+        self._close_groups()
+
+    def _close_groups(self) -> None:
         groups, self._nccl, self._gloo = (self._nccl, self._gloo), None, None
         if self._in_flight:
             _ABANDONED_GROUPS.extend(g for g in groups if g is not None)
@@ -333,6 +360,45 @@ class TorchDistributedCommunicator(Communicator):
                 except RuntimeError:
                     pass
         del groups  # the last references: destroying a group closes its connections
+
+
+class _Channel(TorchDistributedCommunicator):
+    """A child communicator with its own process group (see ``channel``)."""
+
+    def __init__(self, parent: TorchDistributedCommunicator, key: str):
+        Communicator.__init__(self, parent.rank, parent.size, parent.local_rank,
+                              parent.local_size)
+        self._parent = parent
+        self._timeout_s = parent._timeout_s
+        self._address = parent._address
+        self._backend = parent._backend
+        self._prefix = f"{parent._prefix}/channel/{key}"
+        self._store = parent._store
+        self._hb_store = parent._hb_store
+        self._nccl = None
+        self._channels = []
+        self._in_flight = False
+        try:
+            self._gloo = dist.ProcessGroupGloo(dist.PrefixStore(f"{self._prefix}/gloo", self._store),
+                                               self.rank, self.size,
+                                               datetime.timedelta(seconds=self._timeout_s))
+        except RuntimeError as exc:
+            raise CommunicationError(f"Rank {self.rank} could not open collective channel "
+                                     f"'{key}': {_short(str(exc))}", timed_out=True) from None
+        parent._channels.append(self)
+
+    @property
+    def _busy(self) -> str | None:  # the parent's heartbeat reports it
+        return self._parent._busy
+
+    @_busy.setter
+    def _busy(self, value: str | None) -> None:
+        self._parent._busy = value
+
+    def close(self) -> None:
+        for channel in self._channels:
+            channel.close()
+        self._close_groups()
 
 
 def _short(text: str) -> str:
