@@ -41,7 +41,7 @@ from flowmesh.collective.negotiation import (
 )
 from flowmesh.collective.request import Handle, Request
 from flowmesh.collective.speculation import Guess, can_speculate, run_speculative
-from flowmesh.collective.streams import STEADY_AFTER, Stream, streamable
+from flowmesh.collective.streams import MAX_STREAMS, STEADY_AFTER, Stream, streamable
 from flowmesh.collective.timeline import Event, open_timeline
 from flowmesh.errors import (
     AbortedError,
@@ -101,6 +101,8 @@ class CollectiveEngine:
         self._streaming: dict[int, tuple[Stream, Request]] = {}  # id(handle) -> in flight
         self._steady: dict[str, tuple[Descriptor, int]] = {}  # key -> last descriptor, count
         self._steady_needed: dict[str, int] = {}  # doubles for a key whose stream stopped
+        self._channels_opened = 0
+        self._generations: dict[str, int] = {}  # channels opened per key
         self._failure: OpError | None = None
         self._closed = False
         self._busy = False  # a thread is running a cycle (the engine thread or a caller)
@@ -378,6 +380,7 @@ class CollectiveEngine:
         key, descriptor = item.key, item.descriptors[0]
         steady = (self.size > 1 and self.comm.name != "local" and len(set(item.descriptors)) == 1
                   and streamable(descriptor, any(item.inline))
+                  and self._channels_opened < MAX_STREAMS
                   and not self._table.has_pending(key) and key not in self._streams)
         if not steady:
             self._steady.pop(key, None)
@@ -387,7 +390,9 @@ class CollectiveEngine:
         self._steady[key] = (descriptor, count)
         if count < self._steady_needed.get(key, STEADY_AFTER):
             return
-        generation = sum(s.guess.expected.key == key for s in self._retired)
+        generation = self._generations.get(key, 0)  # counted in cycles only: alike everywhere
+        self._generations[key] = generation + 1
+        self._channels_opened += 1
         channel = self.comm.channel(f"{key}#{generation}")
         if channel is not None:
             with self._cv:

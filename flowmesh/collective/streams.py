@@ -34,6 +34,7 @@ from flowmesh.collective.speculation import Guess, Layout, can_speculate, delive
 from flowmesh.collective.timeline import Event
 
 STEADY_AFTER = 2  # negotiated cycles with the same descriptor before a key streams
+MAX_STREAMS = 16  # channels per engine: each holds its own connections and gloo threads
 
 
 class Stream:
@@ -99,5 +100,7 @@ class Stream:
 
 
 def streamable(descriptor: Descriptor, inline: bool) -> bool:
-    """Whether a negotiated collective may move to a stream once steady."""
+    """Whether a negotiated collective may move to a stream once steady: not one whose data
+    fits in the negotiation message (``inline``), which then takes a single round trip
+    already, and is not worth a channel of its own."""
     return not inline and can_speculate(descriptor)
