@@ -16,6 +16,12 @@ Models: MLP 784-256-256-10 (batch 128 per process) and the LeNet-style CNN of
 frameworks; each round alternates their order. A framework's single-process rate is
 measured on rank 0 while rank 1 waits at a barrier; its 2-process rate with both ranks
 stepping. Target (issue 6): flowmesh >= torch DDP - 5 points; goal >= both peers.
+
+flowmesh raises glibc's malloc thresholds when its first session starts
+(``runtime/host_memory.py``), for the whole process: the peers measured in the same launch
+run with them too. ``--no-flowmesh`` times the peers in processes that never start a
+flowmesh session (malloc's defaults, as in a plain peer job); alternate the two launches
+to compare against both.
 """
 
 from __future__ import annotations
