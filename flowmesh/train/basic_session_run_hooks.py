@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from flowmesh.checkpoint import filesystem as fs
+from flowmesh.checkpoint.state import latest_checkpoint
 from flowmesh.core.graph import GraphKeys, Tensor, get_default_graph
 from flowmesh.summary.proto import SessionLog, Summary, SummaryValue
 from flowmesh.summary.writer import FileWriterCache
@@ -192,7 +193,11 @@ class CheckpointSaverHook(SessionRunHook):
     """Saves checkpoints every ``save_steps`` steps or ``save_secs`` seconds.
 
     A checkpoint is also written right after the session is created (the state at that
-    global step) and when the session ends.
+    global step) and when the session ends. Unlike TensorFlow, the save at creation is
+    skipped when the latest checkpoint already has that step: it is the one the session
+    was just restored from, and in asynchronous training rewriting it could store a step
+    more than its name says (another worker may count one between the read of the global
+    step and the save).
 
     Args:
         checkpoint_dir: where to write ``checkpoint_basename-<step>`` checkpoints.
@@ -236,7 +241,11 @@ class CheckpointSaverHook(SessionRunHook):
         global_step = int(session.run(self._global_step_tensor))
         if self._save_graph_def:
             self._summary_writer.add_graph(get_default_graph())
-        self._save(session, global_step)  # the state at the step the session starts from
+        latest = latest_checkpoint(self._checkpoint_dir)
+        if latest is not None and latest.endswith(f"-{global_step}"):
+            logger.info("Checkpoint for step %d exists (%s); not rewriting it.", global_step, latest)
+        else:
+            self._save(session, global_step)  # the state at the step the session starts from
         self._timer.update_last_triggered_step(global_step)
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:

@@ -118,10 +118,12 @@ def test_killed_ps_is_restored_from_the_last_checkpoint(tmp_path):
     before = [r["step"] for r in job.steps() if r["t"] < killed]
     assert checkpoint is not None and restored, out
     assert int(checkpoint.rsplit("-", 1)[1]) <= restored[-1] <= max(before), (checkpoint, restored)
+    # Past the restore point each step is counted exactly once: the global step grew by
+    # exactly the number of steps the workers completed in their re-created sessions. (The
+    # values they read are not unique: as with TensorFlow's variables, another worker's
+    # increment may land between a step's increment and the read of its result.)
     restore_point = _restored_global_step(job, "worker:0", 0)
     assert restored[-1] <= restore_point <= max(before), (restored, restore_point)
-    # Past the restore point each step is counted exactly once: the global step grew by
-    # exactly the number of steps the workers completed in their re-created sessions.
     after = []
     for task in ("worker:0", "worker:1"):
         resumed = min(r["t"] for r in job.records(task, "session") if r["t"] > killed)
