@@ -296,6 +296,29 @@ def check_stalled_rank() -> None:
                    seconds=time.monotonic() - start)
 
 
+def check_stalled_rank_on_a_stream() -> None:
+    """Rank 1 stops submitting a key that already streams: rank 0, waiting on the key's
+    own channel, gets the stall error within the collective timeout."""
+    import torch
+
+    from flowmesh.collective.request import Request
+
+    engine = context.world_engine()
+    for _ in range(4):
+        engine.run(Request("allreduce", "steady3", "steady3", [torch.ones(100_000)], "sum"))
+    streamed = "steady3" in engine._streams
+    if hvd.rank() == 1:
+        time.sleep(float(os.environ["FLOWMESH_COLLECTIVE_TIMEOUT_S"]) + 4)
+        return
+    start = time.monotonic()
+    try:
+        engine.run(Request("allreduce", "steady3", "steady3", [torch.ones(100_000)], "sum"))
+        report("stream_stalled", error=None, streamed=streamed)
+    except tf.errors.OpError as exc:
+        report("stream_stalled", error=type(exc).__name__, message=str(exc),
+               seconds=time.monotonic() - start, streamed=streamed)
+
+
 def check_dead_rank() -> None:
     """The last rank dies (SIGKILL) while the others wait for it in a steady all-reduce
     (one that already moved to its stream)."""
@@ -334,6 +357,8 @@ def main() -> None:
         check_stalled_rank()
     elif scenario == "trace":
         check_trace()
+    elif scenario == "stream_stall":
+        check_stalled_rank_on_a_stream()
     elif scenario == "three":
         check_dtypes_and_shapes()
         check_dead_rank()

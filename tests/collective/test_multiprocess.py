@@ -1,9 +1,10 @@
 """Real multi-process collectives: ranks started by ``flowmesh run`` on loopback, gloo.
 
-Two launches cover everything (process start-up dominates the cost): ``main`` with 2
+Three launches cover everything (process start-up dominates the cost): ``main`` with 2
 ranks (collectives, gradients, compression, DistributedOptimizer against single-process
-training, fusion/overlap trace, mismatch, a stalled rank) and ``three`` with 3 ranks
-(collectives, then a rank killed with SIGKILL).
+training, fusion/overlap trace, streams, mismatch, a stalled rank), ``three`` with 3 ranks
+(collectives, then a rank killed with SIGKILL during a streamed all-reduce) and
+``stream_stall`` (a rank that stops submitting a streamed key).
 """
 
 from __future__ import annotations
@@ -141,6 +142,14 @@ def test_stalled_rank_reported_within_timeout(two_ranks):
     assert res["error"] == "DeadlineExceededError"
     assert "stalled ranks: [1]" in res["message"] and "only_rank0_runs_this" in res["message"]
     assert "alive but not in any collective" in res["message"]
+    assert res["seconds"] < TIMEOUT_S + 10
+
+
+@pytest.mark.timeout(240)
+def test_a_rank_that_leaves_a_stream_is_reported_within_the_timeout():
+    res = run_scenario("stream_stall", 2)["stream_stalled"][0]
+    assert res["streamed"] and res["error"] == "DeadlineExceededError", res
+    assert "steady3" in res["message"] and "timed out" in res["message"]
     assert res["seconds"] < TIMEOUT_S + 10
 
 
