@@ -1,11 +1,14 @@
 """The communicator interface: one member of a group running collectives together.
 
 A communicator moves tensors; it knows nothing about graphs, names or fusion (that is the
-engine's job, :mod:`flowmesh.collective.engine`). Every method is blocking, works in place
-on contiguous tensors, and is called from one thread at a time (the engine's thread).
-All members must call the same data methods in the same order with tensors of the same
-size: the engine guarantees this by negotiating every collective first through
-:meth:`Communicator.allgather_bytes`, which is the only call that tolerates differences.
+engine's job, :mod:`flowmesh.collective.engine`). Every method works in place on
+contiguous tensors and is blocking, except :meth:`Communicator.start_allreduce_each`,
+and is called from one thread at a time (a cycle's thread; a stream's channel from the
+threads that submit and wait for its key, one after the other). All members must call
+the same data methods in the same order with tensors of the same size: the engine
+guarantees this by negotiating every collective first through
+:meth:`Communicator.allgather_bytes`, which is the only call that tolerates differences,
+or, for a stream, by agreeing on the sizes beforehand (``collective/streams.py``).
 """
 
 from __future__ import annotations
