@@ -323,10 +323,11 @@ def check_dead_rank() -> None:
     """The last rank dies (SIGKILL) while the others wait for it in a steady all-reduce
     (one that already moved to its stream)."""
     with tf.Graph().as_default():
-        reduced = hvd.allreduce(tf.ones([20_000]), name="peer_dies_during_this")  # not inline
+        mine = tf.ones([20_000]) * float(hvd.rank() + 1)  # large enough not to go inline
+        reduced = hvd.allreduce(mine, name="peer_dies_during_this")
         sess = tf.Session()
-        for _ in range(4):
-            sess.run(reduced)
+        steady = [sess.run(reduced) for _ in range(4)]
+        correct = all(np.array_equal(v, np.full(20_000, 2.0, np.float32)) for v in steady)  # mean
         streamed = bool(context.world_engine()._streams)
         if hvd.rank() == hvd.size() - 1:
             time.sleep(0.5)
@@ -337,7 +338,7 @@ def check_dead_rank() -> None:
             report("dead", error=None)
         except tf.errors.OpError as exc:
             report("dead", error=type(exc).__name__, message=str(exc),
-                   seconds=time.monotonic() - start, streamed=streamed)
+                   seconds=time.monotonic() - start, streamed=streamed, correct=correct)
 
 
 def main() -> None:
