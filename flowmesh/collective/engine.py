@@ -101,7 +101,7 @@ class CollectiveEngine:
         self._streaming: dict[int, tuple[Stream, Request]] = {}  # id(handle) -> in flight
         self._steady: dict[str, tuple[Descriptor, int]] = {}  # key -> last descriptor, count
         self._steady_needed: dict[str, int] = {}  # doubles for a key whose stream stopped
-        self._channels_opened = 0
+        self._channels_left = MAX_STREAMS  # counted in cycles: every rank agrees
         self._generations: dict[str, int] = {}  # channels opened per key
         self._failure: OpError | None = None
         self._closed = False
@@ -313,8 +313,8 @@ class CollectiveEngine:
         rank, so every rank decides alike)."""
         single = None
         if (self.size > 1 and len(ready) == 1 and len(self._table) == 0
-                and ready[0].key not in self._streams and not ready[0].inline[0] and can_speculate(ready[0].descriptors[0])
-                and check_agreement(ready[0]) is None
+                and ready[0].key not in self._streams and not ready[0].inline[0]
+                and can_speculate(ready[0].descriptors[0]) and check_agreement(ready[0]) is None
                 and all(len(Message.decode(raw).descriptors) == 1 for raw in raws)):
             single = ready[0].descriptors[0]
         self._streak = self._streak + 1 if single is not None and single == self._last_single else 1
@@ -378,9 +378,8 @@ class CollectiveEngine:
         completes the request, so the key's next request, which its submitter sends only
         after this one completed, already takes the stream."""
         key, descriptor = item.key, item.descriptors[0]
-        steady = (self.size > 1 and self.comm.name != "local" and len(set(item.descriptors)) == 1
+        steady = (self.size > 1 and self._channels_left > 0 and len(set(item.descriptors)) == 1
                   and streamable(descriptor, any(item.inline))
-                  and self._channels_opened < MAX_STREAMS
                   and not self._table.has_pending(key) and key not in self._streams)
         if not steady:
             self._steady.pop(key, None)
@@ -392,12 +391,14 @@ class CollectiveEngine:
             return
         generation = self._generations.get(key, 0)  # counted in cycles only: alike everywhere
         self._generations[key] = generation + 1
-        self._channels_opened += 1
         channel = self.comm.channel(f"{key}#{generation}")
-        if channel is not None:
-            with self._cv:
-                self._streams[key] = Stream(channel, descriptor, self._record_streamed)
-            del self._steady[key]
+        if channel is None:  # the backend has no channels: negotiate every collective
+            self._channels_left = 0
+            return
+        self._channels_left -= 1
+        with self._cv:
+            self._streams[key] = Stream(channel, descriptor, self._record_streamed)
+        del self._steady[key]
 
     def _start_on(self, stream: Stream, request: Request) -> None:
         with self._cv:

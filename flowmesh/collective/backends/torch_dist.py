@@ -343,11 +343,12 @@ class TorchDistributedCommunicator(Communicator):
     def close(self) -> None:
         self._heartbeat.stop()
         self._heartbeat.join(timeout=2 * HEARTBEAT_PERIOD_S)
-        for channel in self._channels:
-            channel.close()
         self._close_groups()
 
     def _close_groups(self) -> None:
+        """Closes this communicator's channels, then its own process groups."""
+        for channel in self._channels:
+            channel._close_groups()
         groups, self._nccl, self._gloo = (self._nccl, self._gloo), None, None
         if self._in_flight:
             _ABANDONED_GROUPS.extend(g for g in groups if g is not None)
@@ -395,9 +396,7 @@ class _Channel(TorchDistributedCommunicator):
     def _busy(self, value: str | None) -> None:
         self._parent._busy = value
 
-    def close(self) -> None:
-        for channel in self._channels:
-            channel.close()
+    def close(self) -> None:  # the heartbeat is the parent's
         self._close_groups()
 
 
