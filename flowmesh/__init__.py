@@ -312,6 +312,7 @@ from flowmesh.ops.variables import (
     local_variables,
     local_variables_initializer,
     model_variables,
+    moving_average_variables,
     report_uninitialized_variables,
     trainable_variables,
     variables_initializer,
@@ -330,6 +331,7 @@ from flowmesh.summary import Event, HistogramProto, SessionLog, Summary, Summary
 from flowmesh import linalg, math, strings
 from flowmesh import nn
 from flowmesh import losses
+from flowmesh import metrics
 from flowmesh import test
 from flowmesh import distribute
 from flowmesh import app, flags, gfile

@@ -54,9 +54,15 @@ def prune(fetches: Sequence[Tensor], targets: Sequence[Operation], feeds: Sequen
             if t not in fed and t.op not in needed:
                 stack.append(t.op)
         for c in op.control_inputs:
-            if c not in needed:
+            if c not in needed and not _fully_fed(c, fed):
                 stack.append(c)
     return _topological_order(needed, fed)
+
+
+def _fully_fed(op: Operation, fed: set[Tensor]) -> bool:
+    """True when every output of ``op`` is fed: as in TensorFlow, a control dependency on
+    such an op (``control_dependencies([placeholder])``) is satisfied by the feed."""
+    return bool(op.outputs) and all(t in fed for t in op.outputs)
 
 
 def _topological_order(ops: set[Operation], fed: set[Tensor]) -> list[Operation]:

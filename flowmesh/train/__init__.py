@@ -60,6 +60,7 @@ from flowmesh.train.monitored_session import (
     MonitoredTrainingSession,
     SingularMonitoredSession,
 )
+from flowmesh.train.moving_averages import ExponentialMovingAverage
 from flowmesh.train.optimizer import Optimizer
 from flowmesh.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from flowmesh.train.rmsprop import RMSPropOptimizer
@@ -88,6 +89,7 @@ from flowmesh.train.training_util import (
 
 __all__ = [
     "ClusterDef",
+    "ExponentialMovingAverage",
     "ClusterSpec",
     "JobDef",
     "Server",
