@@ -78,7 +78,11 @@ kernel("Equal")(_string_aware(torch.eq, lambda x, y: torch.from_numpy(np.asarray
 kernel("NotEqual")(_string_aware(torch.ne, lambda x, y: torch.from_numpy(np.asarray(x != y, dtype=bool))))
 
 
-def _check_divisor(y: Any) -> None:
+def _check_divisor(x: Any, y: Any) -> None:
+    """Raises for a zero divisor that produces an element (as TensorFlow: an empty result,
+    e.g. ``range(0) % rank`` of a scalar in a reduction's gradient, divides nothing)."""
+    if x.numel() == 0 or y.numel() == 0:
+        return
     if bool((y == 0).any()):
         raise InvalidArgumentError("Integer division by zero")
 
@@ -89,7 +93,7 @@ def _integer_safe(int_fn: Any, float_fn: Any):
             return float_fn
 
         def run(x: Any, y: Any) -> Any:
-            _check_divisor(y)
+            _check_divisor(x, y)
             return int_fn(x, y)
 
         return run

@@ -123,8 +123,7 @@ def _prod_grad(op: Any, grad: Tensor) -> list:
     x, axis_t = op.inputs
     axis_value = constant_value(axis_t)
     if x.shape.rank is None or axis_value is None:
-        raise LookupError(f"The gradient of Prod '{op.name}' needs a known input rank and a constant "
-                          f"axis (got shape {x.shape}, axis {axis_t.name})")
+        return [_dynamic_prod_grad(op, grad), None]
     rank_ = x.shape.rank
     axes = sorted(set(_normalized_axes(axis_value, rank_)))
     other = [i for i in range(rank_) if i not in axes]
@@ -138,6 +137,29 @@ def _prod_grad(op: Any, grad: Tensor) -> list:
     others = array_ops.reshape(left * right, moved_shape)
     inverse = [perm.index(i) for i in range(rank_)]
     return [_restore_reduced(op, grad) * array_ops.transpose(others, inverse), None]
+
+
+def _dynamic_prod_grad(op: Any, grad: Tensor) -> Tensor:
+    """``_prod_grad`` with the rank or the axes known only at run time (TensorFlow's
+    ``_ProdGrad``: the permutation that moves the reduced axes first is computed in-graph)."""
+    x, axis_t = op.inputs
+    input_shape = array_ops.shape(x)
+    rank_ = array_ops.size(input_shape)
+    positions = math_ops.range(rank_)
+    axes = math_ops.floormod(math_ops.cast(array_ops.reshape(axis_t, [-1]), dtypes.int32) + rank_, rank_)
+    is_reduced = reduce_any(math_ops.equal(array_ops.expand_dims(positions, 1),
+                                           array_ops.reshape(axes, [1, -1])), axis=1)
+    reduced = gather_ops.boolean_mask(positions, is_reduced)
+    other = gather_ops.boolean_mask(positions, math_ops.logical_not(is_reduced))
+    perm = array_ops.concat([reduced, other], 0)
+    moved = array_ops.transpose(x, perm)
+    reduced_count = reduce_prod(gather_ops.gather(input_shape, reduced))
+    flat = array_ops.reshape(moved, array_ops.stack([reduced_count, -1]))
+    left = cumprod(flat, axis=0, exclusive=True)
+    right = cumprod(flat, axis=0, exclusive=True, reverse=True)
+    others = array_ops.reshape(left * right, array_ops.shape(moved))
+    others = array_ops.transpose(others, math_ops.invert_permutation(perm))
+    return _restore_reduced(op, grad) * others
 
 
 register_op("Sum", _reduction_shape, grad=_sum_grad)
