@@ -97,6 +97,7 @@ from flowmesh.ops.control_flow_ops import (
     with_dependencies,
 )
 from flowmesh.ops.functional_ops import foldl, foldr, map_fn, scan
+from flowmesh.ops.lookup_ops import tables_initializer
 from flowmesh.ops.script_ops import numpy_function, py_func
 from flowmesh.ops.init_ops import (
     constant_initializer,
@@ -332,6 +333,7 @@ from flowmesh import linalg, math, strings
 from flowmesh import nn
 from flowmesh import losses
 from flowmesh import metrics
+from flowmesh import feature_column
 from flowmesh import test
 from flowmesh import distribute
 from flowmesh import app, flags, gfile

@@ -11,6 +11,7 @@ from flowmesh.ops.string_ops import (
     regex_replace,
     strip,
     substr,
+    to_hash_bucket_fast,
     to_number,
     upper,
 )

@@ -11,6 +11,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     cond,
     conditional_accumulator,
     control_flow_ops,
+    cross_ops,
     data_flow_ops,
     einsum_ops,
     embedding_ops,

@@ -131,3 +131,16 @@ def _as_string(ctx: KernelContext):
         return text.encode()
 
     return lambda x: _map(fmt, x.float() if x.dtype in (torch.float16, torch.bfloat16) else x)
+
+
+@kernel("StringToHashBucketFast")
+def _hash_bucket_fast(ctx: KernelContext):
+    from flowmesh.kernels.farmhash import fingerprint64
+
+    buckets = ctx.attr("num_buckets")
+
+    def run(x: Any) -> torch.Tensor:
+        out = _map(lambda s: fingerprint64(s) % buckets, x, out_dtype=np.int64)
+        return torch.from_numpy(out)
+
+    return run

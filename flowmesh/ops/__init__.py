@@ -12,6 +12,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     conditional_accumulator,
     constant_op,
     control_flow_ops,
+    cross_ops,
     data_flow_ops,
     einsum_ops,
     embedding_ops,

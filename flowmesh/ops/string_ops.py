@@ -179,3 +179,17 @@ def as_string(input: Any, precision: int = -1, scientific: bool = False, shortes
 
 string_join = join
 string_to_number = to_number
+
+
+register_op("StringToHashBucketFast", _same(dtypes.int64), not_differentiable=True)
+
+
+def string_to_hash_bucket_fast(input: Any, num_buckets: int, name: str | None = None) -> Tensor:  # noqa: A002
+    """``Fingerprint64(s) % num_buckets`` per string (FarmHash, TensorFlow's buckets exactly)."""
+    if int(num_buckets) < 1:
+        raise InvalidArgumentError(f"string_to_hash_bucket_fast: num_buckets must be >= 1, got {num_buckets}")
+    return make_tensor("StringToHashBucketFast", [_strings(input, "input")],
+                       {"num_buckets": int(num_buckets)}, name=name or "StringToHashBucketFast")
+
+
+to_hash_bucket_fast = string_to_hash_bucket_fast
