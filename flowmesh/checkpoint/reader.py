@@ -15,6 +15,7 @@ from typing import IO, Any
 import numpy as np
 
 from flowmesh.checkpoint import filesystem as fs
+from flowmesh.checkpoint import sstable, tensor_bundle
 from flowmesh.checkpoint.encoding import decode_strings, empty_for
 from flowmesh.checkpoint.index import CheckpointIndex, SliceEntry, TensorEntry, index_path
 from flowmesh.checkpoint.safetensors_io import checksum_function, read_into
@@ -36,6 +37,8 @@ def read_index(prefix: str) -> CheckpointIndex:
         data = fs.read_bytes(path)
     except NotFoundError:
         raise missing_checkpoint(prefix) from None
+    if sstable.is_table(data):  # written by TensorFlow (or by flowmesh in TensorFlow's format)
+        return tensor_bundle.index_from_table(data, path)
     return CheckpointIndex.from_bytes(data, path)
 
 
@@ -157,6 +160,8 @@ class CheckpointReader:
                     out: np.ndarray | None = None) -> np.ndarray:
         f, path = self._file(s.shard)
         shard = self._index.shards[s.shard]
+        if shard.checksum == tensor_bundle.CHECKSUM:
+            return tensor_bundle.read_slice(f, path, name, entry.dtype, s, out)
         chunk, fn = shard.chunk_bytes, checksum_function(shard.checksum, path)
         what = f"tensor '{name}'"
         if entry.dtype == "string":
@@ -189,7 +194,8 @@ class CheckpointReader:
                     "Restore an earlier checkpoint.",
                 ) from None
             expected = self._index.shards[shard].bytes
-            if actual != expected:
+            bundle = self._index.shards[shard].checksum == tensor_bundle.CHECKSUM
+            if actual < expected or (actual != expected and not bundle):
                 raise DataLossError(
                     None, None,
                     f"Checkpoint data file {path} is {'truncated' if actual < expected else 'corrupted'}:"

@@ -22,7 +22,7 @@ import numpy as np
 
 from flowmesh import config as _config
 from flowmesh.checkpoint import filesystem as fs
-from flowmesh.checkpoint import safetensors_io
+from flowmesh.checkpoint import safetensors_io, sstable, tensor_bundle
 from flowmesh.checkpoint.encoding import encode
 from flowmesh.checkpoint.index import (
     CheckpointIndex,
@@ -182,6 +182,11 @@ def merge_checkpoints(shard_prefixes: Sequence[str], destination: str,
     """
     from flowmesh.checkpoint.reader import read_index
 
+    if shard_prefixes and _is_bundle(shard_prefixes[0]):
+        tensor_bundle.merge_bundles(shard_prefixes, destination)
+        for prefix in shard_prefixes if delete_old_dirs else ():
+            _remove_if_empty(fs.dirname(prefix))
+        return read_index(destination)
     shards = [read_index(p) for p in shard_prefixes]
     previous = _existing_files(destination)
     generation = uuid.uuid4().hex[:8] if previous is not None else ""
@@ -205,6 +210,13 @@ def merge_checkpoints(shard_prefixes: Sequence[str], destination: str,
         if delete_old_dirs:
             _remove_if_empty(fs.dirname(prefix))
     return index
+
+
+def _is_bundle(prefix: str) -> bool:
+    try:
+        return sstable.is_table(fs.read_bytes(index_path(prefix)))
+    except NotFoundError:
+        return False
 
 
 def _merge_entry(merged: dict[str, TensorEntry], name: str, entry: TensorEntry, shard: int,

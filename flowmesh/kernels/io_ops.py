@@ -15,6 +15,7 @@ import torch
 
 from flowmesh.checkpoint.reader import CheckpointReader
 from flowmesh.checkpoint.slices import Slice, parse_spec
+from flowmesh.checkpoint.tensor_bundle import write_bundle
 from flowmesh.checkpoint.writer import SaveSpec, merge_checkpoints, write_checkpoint
 from flowmesh.core import dtypes
 from flowmesh.errors import InvalidArgumentError
@@ -53,6 +54,7 @@ def _save_v2(ctx: KernelContext):
     names: list[str] = ctx.attr("tensor_names")
     specs: list[str] = ctx.attr("shape_and_slices")
     kinds: list[dtypes.DType] = ctx.attr("dtypes")
+    write = write_bundle if ctx.attr("_tensor_bundle", False) else write_checkpoint
 
     def save(prefix: Any, *values: Any) -> None:
         to_write = []
@@ -60,7 +62,7 @@ def _save_v2(ctx: KernelContext):
             array = as_array(value)
             box = parse_spec(spec, tuple(array.shape), name)
             to_write.append(SaveSpec(name, array, dtype.name, box))
-        write_checkpoint(scalar_string(prefix), to_write)
+        write(scalar_string(prefix), to_write)
 
     return save
 

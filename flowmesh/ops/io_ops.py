@@ -56,7 +56,7 @@ register_op("SaveV2", _save_shape, not_differentiable=True, stateful=True)
 
 
 def save_v2(prefix: Any, tensor_names: Sequence[str], shape_and_slices: Sequence[str],
-            tensors: Sequence[Any], name: str | None = None) -> Operation:
+            tensors: Sequence[Any], name: str | None = None, tensor_bundle: bool = False) -> Operation:
     """Writes ``tensors`` as a complete single-shard checkpoint at ``prefix``.
 
     Args:
@@ -66,6 +66,8 @@ def save_v2(prefix: Any, tensor_names: Sequence[str], shape_and_slices: Sequence
             (``"10 4 0,5:-"``) for slices of partitioned variables.
         tensors: the values to save.
         name: op name.
+        tensor_bundle: write TensorFlow's format (attr ``_tensor_bundle``) instead of
+            flowmesh's.
 
     Returns:
         The op (it has no outputs).
@@ -75,6 +77,8 @@ def save_v2(prefix: Any, tensor_names: Sequence[str], shape_and_slices: Sequence
     attrs = {"tensor_names": [str(n) for n in tensor_names],
              "shape_and_slices": [str(s) for s in shape_and_slices],
              "dtypes": [t.dtype for t in values]}
+    if tensor_bundle:
+        attrs["_tensor_bundle"] = True
     return make_op("SaveV2", [prefix, *values], attrs, name=name or "SaveV2")
 
 

@@ -16,8 +16,15 @@ parallel, and the shards are merged into one checkpoint; restores run on each va
 own device. In a cluster the path must therefore be reachable from every ps task (shared
 storage or an fsspec URL such as ``s3://``), as in TensorFlow.
 
-Deliberate differences from TensorFlow: the checkpoint files use flowmesh's format (not
-TensorFlow's tensor bundle), ``write_version`` is always 2, a missing parent directory is
+Checkpoint formats: ``restore`` (and ``NewCheckpointReader``, ``list_variables``,
+``init_from_checkpoint``) reads both flowmesh's format and TensorFlow's tensor bundle,
+whichever the index file is. ``save`` writes flowmesh's format by default (safetensors
+data, chunked checksums) and TensorFlow's tensor bundle when the Saver is created with an
+explicit ``write_version=tf.train.SaverDef.V2``, so TensorFlow's own ``Saver`` can restore
+it. (TensorFlow's default *is* V2; flowmesh's default, ``write_version=None``, is its own
+format, and code that names V2 explicitly gets files TensorFlow reads.)
+
+Deliberate differences from TensorFlow: a missing parent directory is
 created instead of being an error, and ``restore`` on a missing checkpoint raises a
 ``NotFoundError`` that is also a ``ValueError`` (TensorFlow's type).
 """
@@ -87,7 +94,8 @@ class Saver:
         saver_def: build from an existing ``SaverDef`` (e.g. from a meta graph).
         defer_build: build the ops later with :meth:`build`.
         allow_empty: allow a saver with no variables (its save/restore do nothing).
-        write_version: must be 2 (``SaverDef.V2``).
+        write_version: None (flowmesh's format) or ``SaverDef.V2`` (TensorFlow's tensor
+            bundle); V1 is not supported (warns and writes flowmesh's format).
         pad_step_number: write ``model.ckpt-00000100`` instead of ``model.ckpt-100``.
         save_relative_paths: store paths relative to the directory in the state file.
         filename: the default prefix when ``save_path`` is not fed to the ops directly.
@@ -101,14 +109,15 @@ class Saver:
                  max_to_keep: int | None = 5, keep_checkpoint_every_n_hours: float = 10000.0,
                  name: str | None = None, restore_sequentially: bool = False,
                  saver_def: SaverDef | None = None, builder: Any = None, defer_build: bool = False,
-                 allow_empty: bool = False, write_version: int = SaverDef.V2,
+                 allow_empty: bool = False, write_version: int | None = None,
                  pad_step_number: bool = False, save_relative_paths: bool = False,
                  filename: str | None = None):
         if defer_build and var_list is not None:
             raise ValueError("If `var_list` is provided then build cannot be deferred. Either set "
                              "defer_build=False or var_list=None.")
         if write_version not in (SaverDef.V2, None):
-            logger.warning("flowmesh writes only V2-style checkpoints; write_version=%s ignored", write_version)
+            logger.warning("flowmesh cannot write V1 checkpoints; write_version=%s ignored", write_version)
+        self._tensor_bundle = write_version == SaverDef.V2
         if builder is not None:
             raise InvalidArgumentError(None, None, "Saver(builder=...) is not supported by flowmesh.")
         self._var_list = var_list
@@ -157,7 +166,8 @@ class Saver:
             raise ValueError("No variables to save")
         built = saver_builder.build(
             saveables, sharded=self._sharded, filename=self._filename or "model",
-            reshape=self._reshape, restore_sequentially=self._restore_sequentially, name=self._name)
+            reshape=self._reshape, restore_sequentially=self._restore_sequentially, name=self._name,
+            tensor_bundle=self._tensor_bundle)
         self.saver_def = SaverDef(
             filename_tensor_name=built.filename_tensor.name,
             save_tensor_name=built.save_tensor.name,

@@ -151,7 +151,7 @@ class BuiltSaver:
 
 
 def build(saveables: Sequence[Saveable], *, sharded: bool, filename: str, reshape: bool,
-          restore_sequentially: bool, name: str | None) -> BuiltSaver:
+          restore_sequentially: bool, name: str | None, tensor_bundle: bool = False) -> BuiltSaver:
     """Creates the save and restore ops under the name scope ``name`` (default ``save``)."""
     graph = get_default_graph()
     with graph.name_scope(name or "save"):
@@ -160,9 +160,9 @@ def build(saveables: Sequence[Saveable], *, sharded: bool, filename: str, reshap
         prefix = placeholder_with_default(default, shape=[], name="Const")
         groups = group_by_device(saveables)
         if sharded:
-            save_tensor = _sharded_save(prefix, groups)
+            save_tensor = _sharded_save(prefix, groups, tensor_bundle)
         else:
-            save_tensor = _single_save(prefix, saveables)
+            save_tensor = _single_save(prefix, saveables, tensor_bundle)
         restore_op = _restore_all(prefix, groups, reshape, restore_sequentially)
     return BuiltSaver(prefix, save_tensor, restore_op)
 
@@ -178,17 +178,17 @@ def _read(saveable: Saveable) -> Tensor:
         return rv.read_variable_op(var.handle, saveable.dtype, name="Read/ReadVariableOp")
 
 
-def _save_op(prefix: Tensor, saveables: Sequence[Saveable]) -> Operation:
+def _save_op(prefix: Tensor, saveables: Sequence[Saveable], tensor_bundle: bool) -> Operation:
     return io_ops.save_v2(prefix, [s.name for s in saveables], [s.spec for s in saveables],
-                          [_read(s) for s in saveables])
+                          [_read(s) for s in saveables], tensor_bundle=tensor_bundle)
 
 
-def _single_save(prefix: Tensor, saveables: Sequence[Saveable]) -> Tensor:
-    save = _save_op(prefix, saveables)
+def _single_save(prefix: Tensor, saveables: Sequence[Saveable], tensor_bundle: bool) -> Tensor:
+    save = _save_op(prefix, saveables, tensor_bundle)
     return with_dependencies([save], prefix, name="control_dependency")
 
 
-def _sharded_save(prefix: Tensor, groups: list[tuple[str, list[Saveable]]]) -> Tensor:
+def _sharded_save(prefix: Tensor, groups: list[tuple[str, list[Saveable]]], tensor_bundle: bool) -> Tensor:
     temp = io_ops.checkpoint_temp_prefix(prefix, f"_temp_{uuid.uuid4().hex}/part")
     count = constant(len(groups), dtype=dtypes.int32, name="num_shards")
     shard_done: list[Tensor] = []
@@ -196,7 +196,7 @@ def _sharded_save(prefix: Tensor, groups: list[tuple[str, list[Saveable]]]) -> T
     for k, (device, members) in enumerate(groups):
         with _on(device):
             shard_prefix = io_ops.sharded_filename(temp, constant(k, dtype=dtypes.int32, name="shard"), count)
-            save = _save_op(shard_prefix, members)
+            save = _save_op(shard_prefix, members, tensor_bundle)
             shard_done.append(with_dependencies([save], shard_prefix, name="control_dependency"))
         last_device = device
     with _on(last_device):
