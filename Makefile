@@ -15,8 +15,11 @@ $(RUNTIME): pyproject.toml
 	touch $(RUNTIME)
 
 # Test tools and the TensorFlow oracle (a test-time peer, never a runtime dependency).
+# Java for the Spark tests (pyspark comes with the dev extra); without it they skip.
 $(DEV): $(RUNTIME)
 	$(PY) -m pip install -q -e ".[dev]"
+	command -v java >/dev/null || (apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless) \
+		|| echo "no Java: the flowmesh.spark tests will be skipped"
 	touch $(DEV)
 
 demo: $(RUNTIME)

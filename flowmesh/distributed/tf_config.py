@@ -142,3 +142,9 @@ def dumps(cluster: ClusterSpec | Mapping[str, Any], task_type: str, task_index: 
 
 
 _EXAMPLE = '{"cluster": {"worker": ["localhost:2222"]}, "task": {"type": "worker", "index": 0}}'
+
+
+def export(cluster: ClusterSpec | Mapping[str, Any], task_type: str, task_index: int) -> None:
+    """Sets this process's ``TF_CONFIG`` to one task of ``cluster`` (for launchers that
+    start the task's code in-process, such as ``flowmesh.spark``)."""
+    os.environ[ENV_VAR] = dumps(cluster, task_type, task_index)
