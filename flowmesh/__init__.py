@@ -334,6 +334,7 @@ from flowmesh import nn
 from flowmesh import losses
 from flowmesh import metrics
 from flowmesh import feature_column
+from flowmesh import estimator
 from flowmesh import test
 from flowmesh import distribute
 from flowmesh import app, flags, gfile
