@@ -1,8 +1,19 @@
-"""``tf.estimator``: Estimator, EstimatorSpec, ModeKeys, RunConfig."""
+"""``tf.estimator``: Estimator, EstimatorSpec, ModeKeys, RunConfig and the canned estimators."""
 
+from flowmesh.estimator.canned.baseline import BaselineClassifier, BaselineRegressor
+from flowmesh.estimator.canned.dnn import DNNClassifier, DNNRegressor
+from flowmesh.estimator.canned.dnn_linear_combined import (
+                                                           DNNLinearCombinedClassifier,
+                                                           DNNLinearCombinedRegressor,
+)
+from flowmesh.estimator.canned.linear import LinearClassifier, LinearRegressor
 from flowmesh.estimator.estimator import Estimator
 from flowmesh.estimator.estimator_spec import EstimatorSpec
 from flowmesh.estimator.mode_keys import ModeKeys
 from flowmesh.estimator.run_config import RunConfig
 
-__all__ = ["Estimator", "EstimatorSpec", "ModeKeys", "RunConfig"]
+__all__ = [
+    "BaselineClassifier", "BaselineRegressor", "DNNClassifier", "DNNLinearCombinedClassifier",
+    "DNNLinearCombinedRegressor", "DNNRegressor", "Estimator", "EstimatorSpec", "LinearClassifier",
+    "LinearRegressor", "ModeKeys", "RunConfig",
+]
