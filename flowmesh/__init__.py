@@ -347,4 +347,6 @@ from flowmesh.execution_mode import (
     executing_eagerly,
 )
 from flowmesh import compat
+from flowmesh import data
+from flowmesh.data.structure import TensorSpec
 from flowmesh.ops.variable_creator import variable_creator_scope

@@ -14,6 +14,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     control_flow_ops,
     cross_ops,
     data_flow_ops,
+    dataset_ops,
     einsum_ops,
     embedding_ops,
     functional_ops,

@@ -66,10 +66,14 @@ class ResourceStore:
             return list(self._resources.items())
 
     def clear(self, container: str | None = None) -> None:
-        """Drops all resources (or those of one container), as ``Session.reset`` does."""
+        """Drops all resources (or those of one container), as ``Session.reset`` does.
+
+        A resource with a ``release()`` method (an iterator running pipeline threads) is
+        released as it is dropped."""
         with self._lock:
-            if container is None:
-                self._resources.clear()
-            else:
-                for key in [k for k in self._resources if k[0] == container]:
-                    del self._resources[key]
+            keys = [k for k in self._resources if container is None or k[0] == container]
+            dropped = [self._resources.pop(k) for k in keys]
+        for resource in dropped:
+            release = getattr(resource, "release", None)
+            if callable(release):
+                release()

@@ -1,0 +1,34 @@
+"""``tf.data``: input pipelines as dataset ops in the graph (see ``data/dataset.py``).
+
+============================  ================================================================
+Module                        What
+============================  ================================================================
+``dataset.py``                ``Dataset`` (the public methods)
+``sources.py``                from_tensor_slices, from_tensors, range, zip, from_generator,
+                              list_files
+``transformations.py``        the ops of map, filter, batch, shuffle, interleave, cache...
+``functions.py``              tracing user functions into function graphs
+``structure.py``              element specs (``TensorSpec``), tf.data's nesting rules
+``iterator.py``               ``Iterator``, one-shot / initializable iterators
+``options.py``                ``Options`` (determinism, auto-shard policy)
+============================  ================================================================
+
+The pipeline itself runs in the kernels (``flowmesh/kernels/pipeline/``).
+"""
+
+from flowmesh.data import experimental
+from flowmesh.data.dataset import AUTOTUNE, Dataset, DatasetV1, DatasetV2
+from flowmesh.data.iterator import (
+    Iterator,
+    get_output_classes,
+    get_output_shapes,
+    get_output_types,
+    make_initializable_iterator,
+    make_one_shot_iterator,
+)
+from flowmesh.data.options import Options
+from flowmesh.data.structure import DatasetSpec, TensorSpec
+
+__all__ = ["AUTOTUNE", "Dataset", "DatasetSpec", "DatasetV1", "DatasetV2", "Iterator", "Options",
+           "TensorSpec", "experimental", "get_output_classes", "get_output_shapes",
+           "get_output_types", "make_initializable_iterator", "make_one_shot_iterator"]

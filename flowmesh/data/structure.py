@@ -1,0 +1,162 @@
+"""Element structures: nested tuples/dicts of component specs, as ``tf.data`` sees them.
+
+``tf.data``'s nesting rules differ from ``tf.nest``'s in one way: a Python **list** is a
+single tensor (``from_tensor_slices([1, 2, 3])`` has one component), while tuples,
+namedtuples and dicts nest. A structure's leaves are :class:`TensorSpec` objects (one
+component each) or :class:`DatasetSpec` objects (a nested dataset, ``window``'s elements).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from flowmesh.core import dtypes
+from flowmesh.core.shapes import TensorShape, as_shape
+
+
+class TensorSpec:
+    """The dtype and static shape of one component (``tf.TensorSpec``)."""
+
+    __slots__ = ("dtype", "shape", "name")
+
+    def __init__(self, shape: Any, dtype: Any = dtypes.float32, name: str | None = None):
+        self.shape = as_shape(shape)
+        self.dtype = dtypes.as_dtype(dtype)
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"TensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name}, name={self.name!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, TensorSpec) and (self.dtype, self.shape.as_list()
+                                                  if self.shape.rank is not None else None) == \
+            (other.dtype, other.shape.as_list() if other.shape.rank is not None else None)
+
+    def __hash__(self) -> int:
+        return hash(self.dtype)
+
+    def is_compatible_with(self, other: Any) -> bool:
+        return self.dtype == other.dtype and self.shape.is_compatible_with(other.shape)
+
+
+class DatasetSpec:
+    """A nested dataset whose elements have ``element_spec``."""
+
+    __slots__ = ("element_spec",)
+    dtype = dtypes.variant
+    shape = TensorShape([])
+
+    def __init__(self, element_spec: Any):
+        self.element_spec = element_spec
+
+    def __repr__(self) -> str:
+        return f"DatasetSpec({self.element_spec!r})"
+
+
+def is_nested(value: Any) -> bool:
+    """Tuples (namedtuples too) and dicts nest; lists do not (see the module docstring)."""
+    return isinstance(value, (tuple, Mapping))
+
+
+def _children(value: Any) -> list[Any]:
+    if isinstance(value, Mapping):
+        return [value[k] for k in sorted(value)]
+    return list(value)
+
+
+def flatten(structure: Any) -> list[Any]:
+    """The leaves of ``structure`` in order (dicts by sorted key)."""
+    if is_nested(structure):
+        return [leaf for child in _children(structure) for leaf in flatten(child)]
+    return [structure]
+
+
+def pack(structure: Any, flat: Sequence[Any]) -> Any:
+    """Rebuilds ``structure`` with the values of ``flat``."""
+    values = iter(flat)
+    packed = _pack(structure, values)
+    return packed
+
+
+def _pack(structure: Any, values: Any) -> Any:
+    if isinstance(structure, Mapping):
+        built = {k: _pack(structure[k], values) for k in sorted(structure)}
+        return type(structure)(built) if not isinstance(structure, dict) else \
+            {k: built[k] for k in structure}
+    if isinstance(structure, tuple):
+        items = [_pack(child, values) for child in structure]
+        return type(structure)(*items) if hasattr(structure, "_fields") else tuple(items)
+    return next(values)
+
+
+def map_structure(fn: Callable[[Any], Any], structure: Any) -> Any:
+    """``structure`` with ``fn`` applied to every leaf."""
+    return pack(structure, [fn(leaf) for leaf in flatten(structure)])
+
+
+def same_structure(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` nest the same way (same dict keys, tuple lengths)."""
+    if isinstance(a, Mapping) or isinstance(b, Mapping):
+        return isinstance(a, Mapping) and isinstance(b, Mapping) and sorted(a) == sorted(b) and \
+            all(same_structure(a[k], b[k]) for k in a)
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) and \
+            all(same_structure(x, y) for x, y in zip(a, b))
+    return True
+
+
+def flat_types(structure: Any) -> list[dtypes.DType]:
+    return [spec.dtype for spec in flatten(structure)]
+
+
+def flat_shapes(structure: Any) -> list[TensorShape]:
+    return [spec.shape for spec in flatten(structure)]
+
+
+def types_of(structure: Any) -> Any:
+    """The nested ``output_types`` of an element spec."""
+    return map_structure(lambda s: s.dtype, structure)
+
+
+def shapes_of(structure: Any) -> Any:
+    """The nested ``output_shapes`` of an element spec."""
+    return map_structure(lambda s: s.shape, structure)
+
+
+def classes_of(structure: Any) -> Any:
+    """The nested ``output_classes`` (``tf.Tensor`` or ``Dataset``) of an element spec."""
+    from flowmesh.core.graph import Tensor
+
+    def cls(spec: Any) -> Any:
+        if isinstance(spec, DatasetSpec):
+            from flowmesh.data.dataset import Dataset
+
+            return Dataset
+        return Tensor
+
+    return map_structure(cls, structure)
+
+
+def specs_from(types: Any, shapes: Any = None) -> Any:
+    """An element spec from nested ``output_types`` and (optionally) ``output_shapes``.
+
+    Raises:
+        ValueError: the two structures do not match.
+    """
+    if shapes is None:
+        return map_structure(lambda t: TensorSpec(None, t), types)
+    if not same_structure(types, shapes) and is_nested(types):
+        raise ValueError(f"output_types {types!r} and output_shapes {shapes!r} do not have the "
+                         "same structure")
+    flat_t = flatten(types)
+    flat_s = flatten(shapes) if is_nested(types) else [shapes]
+    return pack(types, [TensorSpec(s, t) for t, s in zip(flat_t, flat_s)])
+
+
+def most_specific_compatible(a: Any, b: Any) -> Any:
+    """The element spec compatible with both ``a`` and ``b`` (dims that differ unknown)."""
+    from flowmesh.core.function import merge_shapes
+
+    return pack(a, [TensorSpec(merge_shapes(x.shape, y.shape), x.dtype)
+                    for x, y in zip(flatten(a), flatten(b))])

@@ -1,0 +1,108 @@
+"""The dataset definition protocol and helpers on elements.
+
+An *element* is a tuple of component values: torch tensors (numeric), NumPy object arrays
+of ``bytes`` (strings) or :class:`DatasetDef` objects (a ``window``'s nested datasets).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from flowmesh.errors import InvalidArgumentError, OpError
+from flowmesh.kernels.pipeline.context import PipelineContext, PipelineStep
+
+Element = tuple
+
+
+class DatasetDef:
+    """One stage of a pipeline. Subclasses set ``name`` (the op's name, for errors) and
+    implement :meth:`iterate`."""
+
+    name = "dataset"
+
+    def iterate(self, ctx: PipelineContext) -> Iterator[Element]:
+        """A generator of this stage's elements for one pass (an epoch)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+class Function:
+    """A compiled function of a stage (``map``'s body, ``filter``'s predicate...).
+
+    Args:
+        program: a ``FunctionProgram`` (``program(step, inputs) -> outputs``).
+        captured: the values of the tensors the function captured, appended to its
+            arguments on every call.
+    """
+
+    __slots__ = ("program", "captured")
+
+    def __init__(self, program: Any, captured: Sequence[Any]):
+        self.program = program
+        self.captured = list(captured)
+
+    def __call__(self, step: PipelineStep, args: Sequence[Any]) -> list[Any]:
+        return self.program(step, [*args, *self.captured])
+
+
+def stack(values: Sequence[Any], component: int, stage: str) -> Any:
+    """Stacks one component of several elements along a new first dimension.
+
+    Raises:
+        InvalidArgumentError: the elements' shapes differ (naming the component and stage).
+    """
+    first = values[0]
+    for i, value in enumerate(values):
+        if tuple(value.shape) != tuple(first.shape):
+            raise InvalidArgumentError(
+                f"Cannot batch tensors with different shapes in component {component}. First "
+                f"element had shape {list(first.shape)} and element {i} had shape "
+                f"{list(value.shape)} ({stage}; use padded_batch for variable-length "
+                "elements)")
+    if isinstance(first, torch.Tensor):
+        return torch.stack(list(values))
+    if isinstance(first, np.ndarray):
+        return np.stack(values)
+    raise InvalidArgumentError(f"{stage}: cannot batch component {component} holding "
+                               f"{type(first).__name__} (nested datasets are not batchable)")
+
+
+def dim0(value: Any, component: int, stage: str) -> int:
+    """The size of a component's first dimension.
+
+    Raises:
+        InvalidArgumentError: the component is a scalar.
+    """
+    shape = tuple(value.shape)
+    if not shape:
+        raise InvalidArgumentError(
+            f"{stage}: component {component} is a scalar; slicing needs at least rank 1")
+    return int(shape[0])
+
+
+def slices_count(values: Sequence[Any], stage: str) -> int:
+    """The common first dimension of ``values``.
+
+    Raises:
+        InvalidArgumentError: the first dimensions differ.
+    """
+    sizes = [dim0(v, i, stage) for i, v in enumerate(values)]
+    if len(set(sizes)) > 1:
+        raise InvalidArgumentError(
+            f"{stage}: all components must have the same size in the 0th dimension, got "
+            f"{sizes}")
+    return sizes[0] if sizes else 0
+
+
+def in_stage(exc: OpError, stage: str) -> OpError:
+    """``exc`` with `` [[in <stage>]]`` appended to its message, same type."""
+    try:
+        return type(exc)(exc.node_def, exc.op, f"{exc.message}\n\t [[in {stage}]]")
+    except TypeError:  # pragma: no cover - an OpError subclass with another constructor
+        return exc
