@@ -350,3 +350,9 @@ from flowmesh import compat
 from flowmesh import data
 from flowmesh.data.structure import TensorSpec
 from flowmesh.ops.variable_creator import variable_creator_scope
+from flowmesh import graph_util
+from flowmesh.core.graph_def import make_ndarray, make_tensor_proto
+from flowmesh.core.importer import import_graph_def
+from flowmesh.protos.graph import AttrValue, GraphDef, NameAttrList, NodeDef, VersionDef
+from flowmesh.protos.meta_graph import MetaGraphDef
+from flowmesh.protos.tensor import TensorProto, TensorShapeProto

@@ -105,15 +105,21 @@ class Graph:
     def building_function(self) -> bool:
         return False
 
-    def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> dict[str, Any]:
-        """The graph's portable description (``flowmesh.core.serialize``): a dict with one
-        entry per node (name, op, inputs, device, attrs, output dtypes and shapes, which
-        are always included). Unlike TensorFlow's it is not a protocol buffer;
-        ``serialize.graph_to_bytes`` gives its msgpack bytes. ``from_version`` is ignored.
+    def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> Any:
+        """The graph as TensorFlow's ``GraphDef`` protobuf (``flowmesh.core.graph_def``):
+        TensorFlow imports it and TensorBoard draws it. ``add_shapes`` adds each node's
+        ``_output_shapes``; ``from_version`` is ignored. (``flowmesh.core.serialize`` is the
+        lossless format flowmesh ships graphs to servers in.)
         """
-        from flowmesh.core.serialize import graph_to_dict
+        from flowmesh.core.graph_def import graph_to_graph_def
 
-        return graph_to_dict(self)
+        graph_def = graph_to_graph_def(self)
+        if add_shapes:
+            from flowmesh.core.graph_def import shape_to_proto
+
+            for node, op in zip(graph_def.node, self.get_operations()):
+                node.attr["_output_shapes"].list.shape.extend(shape_to_proto(t.shape) for t in op.outputs)
+        return graph_def
 
     def get_operations(self) -> list[Operation]:
         return list(self._ops)

@@ -87,8 +87,8 @@ class Operation:
         return registry.get_op_def(self._type)
 
     @property
-    def node_def(self) -> dict[str, Any]:
-        """A readable description: name, op, inputs, device and attrs."""
+    def node_dict(self) -> dict[str, Any]:
+        """A readable description: name, op, inputs, device and attrs (Python values)."""
         return {
             "name": self._name,
             "op": self._type,
@@ -112,6 +112,13 @@ class Operation:
     def attrs(self) -> dict[str, Any]:
         """All attributes (read-only view by convention)."""
         return self._attrs
+
+    @property
+    def node_def(self) -> Any:
+        """The op as TensorFlow's ``NodeDef`` protobuf (``node_def.op`` is TensorFlow's type)."""
+        from flowmesh.core.graph_def import op_to_node_def
+
+        return op_to_node_def(self)
 
     def colocation_groups(self) -> list[bytes]:
         groups = self._colocation or (self._name,)

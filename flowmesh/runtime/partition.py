@@ -177,7 +177,7 @@ def partition_graph_def(part: Partition) -> dict[str, Any]:
     nodes = []
     for item in part.items:
         if isinstance(item, OpItem):
-            node = dict(item.op.node_def)
+            node = dict(item.op.node_dict)
             node["device"] = part.device.name
         else:
             send = isinstance(item, SendItem)

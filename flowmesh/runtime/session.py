@@ -128,9 +128,8 @@ class BaseSession:
 
     @property
     def graph_def(self) -> Any:
-        from flowmesh.core.serialize import graph_to_dict
-
-        return graph_to_dict(self._graph)
+        """The session's graph as TensorFlow's ``GraphDef`` protobuf."""
+        return self._graph.as_graph_def()
 
     @property
     def sess_str(self) -> str:

@@ -28,7 +28,7 @@ import numpy as np
 
 from flowmesh.checkpoint import filesystem as fs
 from flowmesh.gfile import GFile
-from flowmesh.summary.proto import Event, GraphDef, NodeDef, SessionLog, Summary, VersionDef
+from flowmesh.summary.proto import Event, SessionLog, Summary
 from flowmesh.summary.records import encode_record
 
 FILE_VERSION = "brain.Event:2"
@@ -80,7 +80,7 @@ class FileWriter:
     def add_graph(self, graph: Any, global_step: int | None = None, graph_def: Any = None) -> None:
         """Adds the graph (its ops, inputs and devices) for TensorBoard's graph view."""
         if graph_def is None:
-            graph_def = graph_to_graph_def(graph)
+            graph_def = graph.as_graph_def()
         data = graph_def if isinstance(graph_def, (bytes, bytearray)) else graph_def.SerializeToString()
         self.add_event(Event(graph_def=bytes(data)), global_step)
 
@@ -183,17 +183,6 @@ class FileWriterCache:
             writers, cls._writers = list(cls._writers.values()), {}
         for writer in writers:
             writer.close()
-
-
-def graph_to_graph_def(graph: Any) -> GraphDef:
-    """The ``GraphDef`` TensorBoard draws: op names, types, inputs (``^op`` for control
-    inputs, as in TensorFlow) and devices."""
-    nodes = []
-    for op in graph.get_operations():
-        inputs = [t.name[:-2] if t.name.endswith(":0") else t.name for t in op.inputs]
-        inputs += [f"^{c.name}" for c in op.control_inputs]
-        nodes.append(NodeDef(name=op.name, op=op.type, input=inputs, device=op.device or ""))
-    return GraphDef(node=nodes, versions=VersionDef(producer=1))
 
 
 def _as_bytes(value: Any) -> bytes:

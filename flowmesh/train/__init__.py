@@ -42,6 +42,7 @@ from flowmesh.train.device_setter import (
 )
 from flowmesh.train.ftrl import FtrlOptimizer
 from flowmesh.train.gradient_descent import GradientDescentOptimizer
+from flowmesh.train.graph_io import write_graph
 from flowmesh.train.learning_rate_decay import (
     cosine_decay,
     cosine_decay_restarts,
@@ -131,6 +132,7 @@ __all__ = [
     "import_meta_graph",
     "latest_checkpoint",
     "list_variables",
+    "write_graph",
     "load_checkpoint",
     "load_variable",
     "remove_checkpoint",

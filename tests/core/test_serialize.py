@@ -288,17 +288,17 @@ def test_random_corruption_never_crashes():
             pass
 
 
-def test_session_graph_def_is_the_portable_dict():
+def test_session_graph_def_is_a_graph_def_proto():
     g, _ = _model_graph()
     with tf.Session(graph=g) as sess:
         graph_def = sess.graph_def
-    assert graph_def["format"] == serialize.FORMAT
-    assert [n["name"] for n in graph_def["nodes"]] == [op.name for op in g.get_operations()]
+    assert isinstance(graph_def, tf.GraphDef)
+    assert [n.name for n in graph_def.node] == [op.name for op in g.get_operations()]
 
 
-def test_graph_as_graph_def_roundtrips():
+def test_graph_to_dict_roundtrips():
     g, _ = _model_graph()
-    graph_def = g.as_graph_def()
+    graph_def = serialize.graph_to_dict(g)
     assert graph_def["format"] == serialize.FORMAT and len(graph_def["nodes"]) == len(g.get_operations())
     rebuilt, _ = serialize.graph_from_dict(graph_def)
     assert [op.name for op in rebuilt.get_operations()] == [op.name for op in g.get_operations()]
