@@ -228,7 +228,8 @@ def NewCheckpointReader(filepattern: str) -> CheckpointReader:  # noqa: N802 - T
     return CheckpointReader(filepattern)
 
 
-def _resolve(ckpt_dir_or_file: str) -> str:
+def resolve_checkpoint(ckpt_dir_or_file: str) -> str:
+    """The checkpoint prefix of a prefix, or the latest checkpoint of a directory."""
     if fs.isdir(ckpt_dir_or_file):
         found = latest_checkpoint(ckpt_dir_or_file)
         if found is None:
@@ -246,7 +247,7 @@ def load_checkpoint(ckpt_dir_or_file: str) -> CheckpointReader:
         ValueError: a directory without checkpoints.
         NotFoundError: no checkpoint at the prefix.
     """
-    return CheckpointReader(_resolve(ckpt_dir_or_file))
+    return CheckpointReader(resolve_checkpoint(ckpt_dir_or_file))
 
 
 def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:

@@ -34,6 +34,7 @@ from flowmesh.train.basic_session_run_hooks import (
     StopAtStepHook,
     SummarySaverHook,
 )
+from flowmesh.train.checkpoint_utils import init_from_checkpoint
 from flowmesh.train.coordinator import Coordinator, LooperThread
 from flowmesh.train.device_setter import (
     GreedyLoadBalancingStrategy,
@@ -132,6 +133,7 @@ __all__ = [
     "import_meta_graph",
     "latest_checkpoint",
     "list_variables",
+    "init_from_checkpoint",
     "write_graph",
     "load_checkpoint",
     "load_variable",
