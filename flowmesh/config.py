@@ -102,6 +102,8 @@ INTRA_OP_THREADS = Setting("FLOWMESH_INTRA_OP_THREADS", 0, int, "torch intra-op 
 KEEP_FREED_MB = Setting("FLOWMESH_KEEP_FREED_MB", 1024.0, float,
                         "freed host memory malloc keeps for reuse, MB (0 = malloc's defaults)")
 RPC_DEADLINE_S = Setting("FLOWMESH_RPC_DEADLINE_S", 30.0, float, "control RPC deadline")
+BIND_ADDRESS = Setting("FLOWMESH_BIND_ADDRESS", "127.0.0.1", str,
+                       "interface servers listen on unless told (0.0.0.0 in Kubernetes pods)")
 CONNECT_TIMEOUT_S = Setting("FLOWMESH_CONNECT_TIMEOUT_S", 20.0, float, "connect timeout")
 MAX_MESSAGE_MB = Setting("FLOWMESH_MAX_MESSAGE_MB", 2048, int, "largest accepted message")
 SHM_TRANSPORT = Setting("FLOWMESH_SHM_TRANSPORT", 1, int, "1 to use /dev/shm for same-host tensors")

@@ -161,28 +161,38 @@ class _Label:
 class Launcher:
     """Starts, watches, restarts and stops the tasks; prefixes their output."""
 
-    def __init__(self, args: argparse.Namespace, out: TextIO | None = None):
-        from flowmesh.distributed import tf_config
-
+    def __init__(self, args: argparse.Namespace, out: TextIO | None = None,
+                 specs: list[TaskSpec] | None = None, cluster: dict[str, list[str]] | None = None):
+        """Starts the tasks ``args`` describe, or the given ``specs`` (with their ``cluster``),
+        e.g. the pods of a Kubernetes manifest in ``flowmesh k8s manifest --dry-run``."""
         self.args = args
         self.out = out or sys.stdout
-        self.cluster = make_cluster(args)
+        self.cluster = cluster if cluster is not None else make_cluster(args)
         self.policy = RestartPolicy.parse(getattr(args, "max_restarts", None))
         self.tracker = RestartTracker(self.policy)
         self.tasks: list[Task] = []
         self._out_lock = threading.Lock()
         self._pumps: list[threading.Thread] = []
         self._standby: tuple[subprocess.Popen, _Label] | None = None
+        self._base_env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self._base_env.pop("TF_CONFIG", None)
+        for spec in specs if specs is not None else self._specs_from_args(args):
+            self.tasks.append(Task(spec.job, spec.index, self._popen(spec.cmd, spec.env, _Label(spec.name)), spec))
+        if self.policy.allows_restarts and getattr(args, "standby", True):
+            self._start_standby()
+
+    def _specs_from_args(self, args: argparse.Namespace) -> list[TaskSpec]:
+        from flowmesh.distributed import tf_config
+
         argv = script_argv(args)
         flags = wants_flags(args, argv)
         roles = [(j, i) for j in ("chief", "worker", "ps") for i in range(len(self.cluster.get(j, [])))]
         if args.evaluator:
             roles.append(("evaluator", 0))
-        self._base_env = dict(os.environ, PYTHONUNBUFFERED="1")
         threads = _threads_per_task(len(roles))
         self._base_env.setdefault("OMP_NUM_THREADS", str(threads))
         self._base_env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        self._base_env.pop("TF_CONFIG", None)
+        specs = []
         for job, index in roles:
             env = dict(self._base_env, TF_CONFIG=tf_config.dumps(self.cluster, job, index))
             env[RESTART_COUNT_VAR] = "0"
@@ -190,10 +200,8 @@ class Launcher:
                 cmd = [sys.executable, "-m", "flowmesh.cli.main", "server", "--job", "ps", "--task", str(index)]
             else:
                 cmd = argv + (task_flags(self.cluster, job, index) if flags and job != "evaluator" else [])
-            spec = TaskSpec(job, index, cmd, env)
-            self.tasks.append(Task(job, index, self._popen(cmd, env, _Label(spec.name)), spec))
-        if self.policy.allows_restarts and getattr(args, "standby", True):
-            self._start_standby()
+            specs.append(TaskSpec(job, index, cmd, env))
+        return specs
 
     # --- processes -----------------------------------------------------------------------
     def _popen(self, cmd: list[str], env: dict[str, str], label: _Label,

@@ -3,6 +3,7 @@
 Each subcommand lives in its own module exposing::
 
     HELP = "one line shown by `flowmesh --help`"
+    INTERMIXED_ARGS = True  # optional: positionals may come between options
     def add_arguments(parser: argparse.ArgumentParser) -> None: ...
     def run(args: argparse.Namespace) -> int: ...   # the process exit status
 
@@ -21,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "server": "flowmesh.cli.server",
     "launch": "flowmesh.cli.launch",
     "run": "flowmesh.cli.run",
+    "k8s": "flowmesh.cli.k8s",
 }
 
 
@@ -62,7 +64,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[0] not in COMMANDS:
         print(f"flowmesh: unknown command {args[0]!r}\n\n{_usage()}", file=sys.stderr)
         return 2
-    parsed = build_parser(args[0]).parse_args(args[1:])
+    parser = build_parser(args[0])
+    # A command whose positionals are interleaved with options (``k8s manifest --ps 1 -- CMD``)
+    # says so with INTERMIXED_ARGS = True.
+    intermixed = getattr(parser.get_default("_module"), "INTERMIXED_ARGS", False)
+    parsed = parser.parse_intermixed_args(args[1:]) if intermixed else parser.parse_args(args[1:])
     return int(parsed._module.run(parsed) or 0)
 
 

@@ -30,8 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", metavar="SPEC", help="cluster spec (default: TF_CONFIG)")
     parser.add_argument("--job", help="this task's job name (default: TF_CONFIG task type)")
     parser.add_argument("--task", type=int, help="this task's index (default: TF_CONFIG index)")
-    parser.add_argument("--bind", default="127.0.0.1",
-                        help="interface to listen on (default 127.0.0.1; 0.0.0.0 serves other hosts)")
+    parser.add_argument("--bind", default=None,
+                        help="interface to listen on (default FLOWMESH_BIND_ADDRESS or 127.0.0.1; "
+                             "0.0.0.0 serves other hosts)")
     parser.add_argument("--cpus", type=int, default=1, help="logical CPU devices of this task")
 
 

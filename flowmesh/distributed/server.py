@@ -59,8 +59,9 @@ class Server:
         config: ``ConfigProto`` defaults for sessions and the task's devices
             (``device_count``).
         start: start serving immediately.
-        bind_address: *(flowmesh)* interface to listen on; ``127.0.0.1`` by default, so
-            serving other hosts is an explicit choice (``"0.0.0.0"``).
+        bind_address: *(flowmesh)* interface to listen on; ``FLOWMESH_BIND_ADDRESS``
+            (``127.0.0.1``) by default, so serving other hosts is an explicit choice
+            (``"0.0.0.0"``; the Kubernetes manifests set it for their pods).
 
     Raises:
         ValueError: job or task missing/unknown in the cluster.
@@ -75,7 +76,7 @@ class Server:
         self._cluster = ClusterSpec(self._server_def.cluster)
         self._job = self._server_def.job_name
         self._task = self._server_def.task_index
-        self._bind = bind_address or "127.0.0.1"
+        self._bind = bind_address or _config.BIND_ADDRESS.get()
         self._config = config or self._server_def.default_session_config or ConfigProto()
         self._started = False
         self._stopped = threading.Event()
