@@ -56,6 +56,18 @@ FLOWMESH_ELASTIC_ID             (unset)  This process's member id in an elastic 
 FLOWMESH_ELASTIC_TIMEOUT_S      120.0    Longest wait of a rank in an elastic rendezvous
                                          (re-forming the group after a rank was lost).
 ==============================  =======  ==================================================
+
+Variables of other libraries that flowmesh reads (it never sets them for the user's
+process unless a row says so):
+
+==============================  =======  ==================================================
+ONEDNN_MAX_CPU_ISA              (unset)  oneDNN's instruction-set cap. The TensorFlow test
+                                         oracle's bfloat16 kernels crash under a cap below
+                                         the CPU's own ISA, so oracle checks of bfloat16
+                                         ops skip (``testing/tf_oracle.py``).
+TF_ENABLE_ONEDNN_OPTS           (unset)  0: the TensorFlow oracle runs without oneDNN (its
+                                         Eigen kernels), which lifts that skip.
+==============================  =======  ==================================================
 """
 
 from __future__ import annotations
@@ -130,6 +142,10 @@ MAX_NP = Setting("FLOWMESH_MAX_NP", -1, int, "most ranks of an elastic job")
 ELASTIC_ID = Setting("FLOWMESH_ELASTIC_ID", "", str, "member id in an elastic job")
 ELASTIC_TIMEOUT_S = Setting("FLOWMESH_ELASTIC_TIMEOUT_S", 120.0, float,
                             "longest elastic rendezvous wait in seconds")
+
+ONEDNN_MAX_CPU_ISA = Setting("ONEDNN_MAX_CPU_ISA", "", str, "oneDNN ISA cap (e.g. AVX2)")
+TF_ENABLE_ONEDNN_OPTS = Setting("TF_ENABLE_ONEDNN_OPTS", "", str,
+                                "0 disables TensorFlow's oneDNN kernels")
 
 
 def debug_level() -> int:

@@ -52,6 +52,23 @@ def require_tensorflow() -> Any:
     return tf1
 
 
+def bfloat16_unsupported_reason() -> str | None:
+    """Why the oracle cannot run bfloat16 kernels in this process, or None when it can.
+
+    TensorFlow 2.21 picks its oneDNN bfloat16 kernels from the CPU's own features; when
+    ``ONEDNN_MAX_CPU_ISA`` caps oneDNN below them (a way to test other CPU code paths),
+    oneDNN refuses the kernel: MatMul crashes the process (SIGSEGV), Softmax fails.
+    """
+    from flowmesh import config
+
+    capped = config.ONEDNN_MAX_CPU_ISA.get().upper() not in ("", "ALL", "DEFAULT")
+    if capped and config.TF_ENABLE_ONEDNN_OPTS.get() != "0":
+        return (f"ONEDNN_MAX_CPU_ISA={config.ONEDNN_MAX_CPU_ISA.get()} breaks TensorFlow's "
+                "oneDNN bfloat16 kernels (MatMul segfaults); the TensorFlow comparison of "
+                "bfloat16 ops is skipped (set TF_ENABLE_ONEDNN_OPTS=0 to run it on Eigen)")
+    return None
+
+
 def session_config(tf1: Any) -> Any:
     """A single-threaded ``ConfigProto`` without graph rewriting: oracle graphs are tiny and
     run once, so Grappler's optimization passes would cost more than the run itself."""
