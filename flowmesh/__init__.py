@@ -347,7 +347,7 @@ from flowmesh.execution_mode import (
     executing_eagerly,
 )
 from flowmesh import compat
-from flowmesh import data
+from flowmesh import data, io, python_io
 from flowmesh.data.structure import TensorSpec
 from flowmesh.ops.variable_creator import variable_creator_scope
 from flowmesh import graph_util

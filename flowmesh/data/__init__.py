@@ -11,6 +11,8 @@ Module                        What
 ``structure.py``              element specs (``TensorSpec``), tf.data's nesting rules
 ``iterator.py``               ``Iterator``, one-shot / initializable iterators
 ``options.py``                ``Options`` (determinism, auto-shard policy)
+``readers.py``                TFRecordDataset, TextLineDataset, FixedLengthRecordDataset
+``tfrecord.py``               TFRecordWriter, tf_record_iterator, TFRecordOptions
 ============================  ================================================================
 
 The pipeline itself runs in the kernels (``flowmesh/kernels/pipeline/``).
@@ -27,8 +29,9 @@ from flowmesh.data.iterator import (
     make_one_shot_iterator,
 )
 from flowmesh.data.options import Options
+from flowmesh.data.readers import FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
 from flowmesh.data.structure import DatasetSpec, TensorSpec
 
-__all__ = ["AUTOTUNE", "Dataset", "DatasetSpec", "DatasetV1", "DatasetV2", "Iterator", "Options",
-           "TensorSpec", "experimental", "get_output_classes", "get_output_shapes",
+__all__ = ["AUTOTUNE", "Dataset", "DatasetSpec", "DatasetV1", "DatasetV2", "FixedLengthRecordDataset",
+           "Iterator", "Options", "TFRecordDataset", "TensorSpec", "TextLineDataset", "experimental", "get_output_classes", "get_output_shapes",
            "get_output_types", "make_initializable_iterator", "make_one_shot_iterator"]

@@ -15,7 +15,15 @@ import numpy as np
 from flowmesh.checkpoint import filesystem as fs
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.function_program import FunctionProgram
-from flowmesh.kernels.pipeline import batching, cache, parallel, shuffle, sources, transforms
+from flowmesh.kernels.pipeline import (
+    batching,
+    cache,
+    parallel,
+    readers,
+    shuffle,
+    sources,
+    transforms,
+)
 from flowmesh.kernels.pipeline.base import DatasetDef, Function
 from flowmesh.kernels.registry import KernelContext, kernel
 
@@ -201,6 +209,47 @@ def _cache(ctx: KernelContext):
     def make(source: DatasetDef, filename: Any) -> DatasetDef:
         path = filename[()] if hasattr(filename, "shape") else filename
         return cache.CacheDataset(name, source, path.decode() if isinstance(path, bytes) else str(path))
+
+    return make
+
+
+# --- files ---------------------------------------------------------------------------------------
+def _text(value: Any) -> str:
+    item = value[()] if isinstance(value, np.ndarray) else value
+    return item.decode() if isinstance(item, bytes) else str(item)
+
+
+@_dataset_kernel("TFRecordDataset")
+def _tfrecord(ctx: KernelContext):
+    name = ctx.op.name
+
+    def make(filenames: Any, compression: Any, buffer_size: Any) -> DatasetDef:
+        files = readers.file_names(filenames, f"TFRecordDataset '{name}'")
+        return readers.TFRecordDataset(name, files, _text(compression), _int(buffer_size))
+
+    return make
+
+
+@_dataset_kernel("TextLineDataset")
+def _text_lines(ctx: KernelContext):
+    name = ctx.op.name
+
+    def make(filenames: Any, compression: Any, buffer_size: Any) -> DatasetDef:
+        files = readers.file_names(filenames, f"TextLineDataset '{name}'")
+        return readers.TextLineDataset(name, files, _text(compression), _int(buffer_size))
+
+    return make
+
+
+@_dataset_kernel("FixedLengthRecordDataset")
+def _fixed_length(ctx: KernelContext):
+    name = ctx.op.name
+
+    def make(filenames: Any, header: Any, record: Any, footer: Any, buffer_size: Any,
+             compression: Any) -> DatasetDef:
+        files = readers.file_names(filenames, f"FixedLengthRecordDataset '{name}'")
+        return readers.FixedLengthRecordDataset(name, files, _int(header), _int(record),
+                                                _int(footer), _int(buffer_size), _text(compression))
 
     return make
 

@@ -58,6 +58,8 @@ DATASET_OPS = (
     # batching, shuffling, buffering
     "BatchDatasetV2", "PaddedBatchDatasetV2", "UnbatchDataset", "WindowDataset",
     "ShuffleDataset", "PrefetchDataset", "CacheDataset",
+    # files
+    "TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset",
 )
 for _op in DATASET_OPS:
     register_op(_op, _variant, not_differentiable=True)

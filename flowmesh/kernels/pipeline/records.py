@@ -1,0 +1,206 @@
+"""TFRecord files: framing, masked CRC-32C, GZIP/ZLIB streams, on local paths and fsspec URLs.
+
+Each record is TensorFlow's (``core/lib/io/record_writer.cc``)::
+
+    uint64 length                 little endian
+    uint32 masked_crc32c(length)
+    bytes  data[length]
+    uint32 masked_crc32c(data)
+
+with ``masked(crc) = ((crc >> 15) | (crc << 17)) + 0xa282ead8`` (mod 2**32). A compressed
+file (``GZIP`` or ``ZLIB``) is one compressed stream of those bytes. Both checksums are
+checked on every record; a mismatch or a file that ends inside a record raises
+``DataLossError`` naming the file and the record's byte offset (in the uncompressed
+stream for compressed files), never a silent short read.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Iterator
+from typing import IO, Any
+
+import crc32c
+
+from flowmesh.checkpoint import filesystem as fs
+from flowmesh.errors import DataLossError, InvalidArgumentError, NotFoundError
+
+_MASK_DELTA = 0xA282EAD8
+_HEADER = struct.Struct("<QI")
+_CRC = struct.Struct("<I")
+_CHUNK = 1 << 20
+COMPRESSION_TYPES = ("", "ZLIB", "GZIP")
+
+
+def masked_crc32c(data: Any) -> int:
+    """TensorFlow's masked CRC-32C of ``data``."""
+    crc = crc32c.crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+
+
+def encode_record(data: bytes) -> bytes:
+    """One framed record."""
+    length = struct.pack("<Q", len(data))
+    return b"".join((length, _CRC.pack(masked_crc32c(length)), data,
+                     _CRC.pack(masked_crc32c(data))))
+
+
+def check_compression(compression_type: Any) -> str:
+    """``None``/``""``/``"ZLIB"``/``"GZIP"`` (any case) -> the canonical name.
+
+    Raises:
+        InvalidArgumentError: an unknown compression type.
+    """
+    name = (compression_type or "")
+    name = name.decode() if isinstance(name, bytes) else str(name)
+    name = name.upper()
+    if name not in COMPRESSION_TYPES:
+        raise InvalidArgumentError(f"Unsupported compression_type {compression_type!r}: use "
+                                   "'', 'ZLIB' or 'GZIP'")
+    return name
+
+
+class _Decompressed:
+    """A ``read(n)`` view of a ZLIB or GZIP stream."""
+
+    def __init__(self, raw: IO[bytes], compression: str, name: str):
+        self._raw = raw
+        self._name = name
+        self._inflate = zlib.decompressobj(wbits=31 if compression == "GZIP" else 15)
+        self._compression = compression
+        self._buffer = b""
+        self._eof = False
+
+    def read(self, n: int) -> bytes:
+        while len(self._buffer) < n and not self._eof:
+            chunk = self._raw.read(_CHUNK)
+            try:
+                if chunk:
+                    self._buffer += self._inflate.decompress(chunk)
+                else:
+                    self._buffer += self._inflate.flush()
+                    self._eof = True
+                while self._inflate.eof and self._inflate.unused_data:  # concatenated members
+                    rest = self._inflate.unused_data
+                    self._inflate = zlib.decompressobj(wbits=31 if self._compression == "GZIP" else 15)
+                    self._buffer += self._inflate.decompress(rest)
+            except zlib.error as exc:
+                raise DataLossError(f"{self._name}: corrupted {self._compression} stream ({exc})") \
+                    from None
+        out, self._buffer = self._buffer[:n], self._buffer[n:]
+        return out
+
+    def close(self) -> None:
+        self._raw.close()
+
+
+def open_records(path: str, compression: str = "") -> Any:
+    """Opens a record file for reading (``read(n)``/``close()``), decompressing if asked.
+
+    Raises:
+        NotFoundError: the file does not exist (naming the path).
+    """
+    if not fs.exists(path):
+        raise NotFoundError(f"{path}; No such file or directory")
+    raw = fs.open_read(path)
+    return raw if not compression else _Decompressed(raw, compression, path)
+
+
+def read_records(path: str, compression: str = "", buffer_size: int = _CHUNK) -> Iterator[bytes]:
+    """The records of the file at ``path``, every checksum verified.
+
+    Raises:
+        NotFoundError: the file is missing.
+        DataLossError: a checksum mismatch or a truncated record (file and byte offset).
+    """
+    stream = open_records(path, compression)
+    try:
+        yield from _records(stream, path, max(buffer_size, 1 << 16))
+    finally:
+        stream.close()
+
+
+def _records(stream: Any, path: str, chunk: int) -> Iterator[bytes]:
+    buf, pos, base = b"", 0, 0  # base: file offset of buf[0]
+    header_size, crc_size = _HEADER.size, _CRC.size
+    while True:
+        if len(buf) - pos < header_size:
+            buf, base, pos = buf[pos:] + stream.read(chunk), base + pos, 0
+            if not buf:
+                return
+            if len(buf) < header_size:
+                raise _truncated(path, base, len(buf))
+        length, length_crc = _HEADER.unpack_from(buf, pos)
+        if masked_crc32c(buf[pos:pos + 8]) != length_crc:
+            raise DataLossError(f"corrupted record at {base + pos} in {path}: the length's "
+                                "checksum does not match (not a TFRecord file, or a wrong "
+                                "compression_type?)")
+        end = pos + header_size + length + crc_size
+        if end > len(buf):
+            buf, base, pos = buf[pos:] + stream.read(max(chunk, end - pos)), base + pos, 0
+            end = header_size + length + crc_size
+            while len(buf) < end:
+                more = stream.read(max(chunk, end - len(buf)))
+                if not more:
+                    raise _truncated(path, base, len(buf))
+                buf += more
+        start = pos + header_size
+        data = buf[start:start + length]
+        (data_crc,) = _CRC.unpack_from(buf, start + length)
+        if masked_crc32c(data) != data_crc:
+            raise DataLossError(f"corrupted record at {base + pos} in {path}: the data's "
+                                f"checksum does not match ({length} bytes)")
+        pos = end
+        yield data
+
+
+def _truncated(path: str, offset: int, available: int) -> DataLossError:
+    return DataLossError(f"truncated record at {offset} in {path}: the file ends {available} "
+                         "bytes into the record (an interrupted writer?)")
+
+
+class RecordWriter:
+    """Appends framed records to a file (optionally compressed).
+
+    Args:
+        path: a local path or fsspec URL (overwritten).
+        compression: ``""``, ``"ZLIB"`` or ``"GZIP"``.
+        level: the compression level (TensorFlow's default: 6... zlib's default).
+    """
+
+    def __init__(self, path: str, compression: str = "", level: int = -1):
+        self.path = path
+        self._file = _open_write(path)
+        self._deflate = None
+        if compression:
+            wbits = 31 if compression == "GZIP" else 15
+            self._deflate = zlib.compressobj(level, zlib.DEFLATED, wbits)
+
+    def write(self, record: bytes) -> None:
+        framed = encode_record(bytes(record))
+        self._file.write(self._deflate.compress(framed) if self._deflate else framed)
+
+    def flush(self) -> None:
+        if self._deflate is not None:
+            self._file.write(self._deflate.flush(zlib.Z_SYNC_FLUSH))
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is None:
+            return
+        if self._deflate is not None:
+            self._file.write(self._deflate.flush(zlib.Z_FINISH))
+        self._file.close()
+        self._file = None
+
+
+def _open_write(path: str) -> IO[bytes]:
+    if fs.is_url(path):
+        import fsspec
+
+        return fsspec.open(path, "wb").open()
+    try:
+        return open(path[len("file://"):] if path.startswith("file://") else path, "wb")  # noqa: SIM115
+    except OSError as exc:
+        raise fs.os_error(exc, path, "Opening") from None
