@@ -356,3 +356,5 @@ from flowmesh.core.importer import import_graph_def
 from flowmesh.protos.graph import AttrValue, GraphDef, NameAttrList, NodeDef, VersionDef
 from flowmesh.protos.meta_graph import MetaGraphDef
 from flowmesh.protos.tensor import TensorProto, TensorShapeProto
+from flowmesh import keras, layers
+from flowmesh.keras import initializers

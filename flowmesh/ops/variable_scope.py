@@ -322,10 +322,7 @@ def variable_scope(name_or_scope: Any = None, default_name: str | None = None, v
         if name_or_scope is not None:
             base = name_or_scope
         else:
-            prefix = f"{parent.name}/" if parent.name else ""
-            count = store.scope_counts.get(prefix + default_name, 0)
-            store.scope_counts[prefix + default_name] = count + 1
-            base = default_name if count == 0 else f"{default_name}_{count}"
+            base = _unique_scope_name(store, parent.name, default_name)
         full = f"{parent.name}/{base}" if parent.name else base
         name_scope_name = None
         source = parent
@@ -349,10 +346,34 @@ def variable_scope(name_or_scope: Any = None, default_name: str | None = None, v
             constraint=constraint if constraint is not None else source._constraint,
         )
         stack.append(scope)
+        # TensorFlow's scope counting: entering counts an opening of `full`; leaving a scope
+        # opened by name resets its sub-scopes' counts, leaving a re-entered scope object
+        # restores the counts it found.
+        store.scope_counts[full] = store.scope_counts.get(full, 0) + 1
+        saved = dict(store.scope_counts) if isinstance(name_or_scope, VariableScope) else None
         try:
             yield scope
         finally:
             stack.pop()
+            if saved is not None:
+                store.scope_counts = saved
+            else:
+                prefix = f"{full}/"
+                for key in store.scope_counts:
+                    if key.startswith(prefix):
+                        store.scope_counts[key] = 0
+
+
+def _unique_scope_name(store: _VariableStore, parent: str, prefix: str) -> str:
+    """``prefix`` or ``prefix_N``: the first not yet opened under ``parent`` (TensorFlow's
+    ``_get_unique_variable_scope``)."""
+    name = f"{parent}/{prefix}" if parent else prefix
+    if store.scope_counts.get(name, 0) == 0:
+        return prefix
+    idx = 1
+    while store.scope_counts.get(f"{name}_{idx}", 0) > 0:
+        idx += 1
+    return f"{prefix}_{idx}"
 
 
 def _chain_getters(outer: Any, inner: Any) -> Any:

@@ -1,0 +1,190 @@
+"""Convolution layers: ``Conv1D``, ``Conv2D``, ``Conv2DTranspose`` (channels_last or
+channels_first; kernels ``[k..., in, filters]``, transpose ``[kh, kw, filters, in]``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowmesh.core.shapes import TensorShape
+from flowmesh.keras import activations, initializers, regularizers
+from flowmesh.keras.engine.base_layer import Layer
+from flowmesh.keras.engine.input_spec import InputSpec
+from flowmesh.ops import array_ops, nn_conv_ops, nn_ops
+
+
+def normalize_tuple(value: Any, n: int, name: str) -> tuple[int, ...]:
+    """``3`` -> ``(3, 3)``; a sequence must have ``n`` ints."""
+    if isinstance(value, int):
+        return (value,) * n
+    value = tuple(int(v) for v in value)
+    if len(value) != n:
+        raise ValueError(f"The `{name}` argument must be a tuple of {n} integers. Received: {value}")
+    return value
+
+
+def normalize_padding(value: str) -> str:
+    padding = str(value).lower()
+    if padding not in ("valid", "same", "causal"):
+        raise ValueError(f"The `padding` argument must be one of 'valid', 'same' (or 'causal'). "
+                         f"Received: {value}")
+    return padding
+
+
+def normalize_data_format(value: str | None) -> str:
+    fmt = (value or "channels_last").lower()
+    if fmt not in ("channels_last", "channels_first"):
+        raise ValueError(f"The `data_format` argument must be one of 'channels_first', 'channels_last'. "
+                         f"Received: {value}")
+    return fmt
+
+
+def deconv_output_length(size: int | None, k: int, padding: str, stride: int, dilation: int = 1,
+                         output_padding: int | None = None) -> int | None:
+    """The spatial size a transposed convolution produces (Keras's ``deconv_output_length``)."""
+    if size is None:
+        return None
+    k = k + (k - 1) * (dilation - 1)
+    if output_padding is None:
+        return size * stride + max(k - stride, 0) if padding == "valid" else size * stride
+    pad = k // 2 if padding == "same" else 0
+    return (size - 1) * stride + k - 2 * pad + output_padding
+
+
+class Conv(Layer):
+    """N-D convolution (N = 1 or 2) with bias and activation."""
+
+    rank = 2
+
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = 1, padding: str = "valid",
+                 data_format: str | None = None, dilation_rate: Any = 1, activation: Any = None,
+                 use_bias: bool = True, kernel_initializer: Any = "glorot_uniform",
+                 bias_initializer: Any = "zeros", kernel_regularizer: Any = None,
+                 bias_regularizer: Any = None, activity_regularizer: Any = None,
+                 kernel_constraint: Any = None, bias_constraint: Any = None, **kwargs: Any):
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        self.filters = int(filters)
+        self.kernel_size = normalize_tuple(kernel_size, self.rank, "kernel_size")
+        self.strides = normalize_tuple(strides, self.rank, "strides")
+        self.padding = normalize_padding(padding)
+        self.data_format = normalize_data_format(data_format)
+        self.dilation_rate = normalize_tuple(dilation_rate, self.rank, "dilation_rate")
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.input_spec = InputSpec(ndim=self.rank + 2)
+
+    @property
+    def _channel_axis(self) -> int:
+        return -1 if self.data_format == "channels_last" else 1
+
+    def _kernel_shape(self, channels: int) -> list[int]:
+        return list(self.kernel_size) + [channels, self.filters]
+
+    def build(self, input_shape: Any) -> None:
+        shape = TensorShape(input_shape)
+        if shape.rank != self.rank + 2:
+            raise ValueError(f"expected input of rank {self.rank + 2}, got shape {shape}")
+        channels = shape[self._channel_axis]
+        if channels is None:
+            raise ValueError("The channel dimension of the inputs should be defined. Found `None`.")
+        self.input_spec = InputSpec(ndim=self.rank + 2, axes={self._channel_axis: channels})
+        self.kernel = self.add_weight("kernel", self._kernel_shape(channels),
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight("bias", [self.filters], initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
+        self.built = True
+
+    def _convolve(self, inputs: Any) -> Any:
+        fmt = "NHWC" if self.data_format == "channels_last" else "NCHW"
+        if self.rank == 1:
+            return nn_conv_ops.conv1d(inputs, self.kernel, self.strides[0], self.padding.upper(),
+                                      data_format="NWC" if fmt == "NHWC" else "NCW",
+                                      dilations=self.dilation_rate[0])
+        return nn_conv_ops.conv2d(inputs, self.kernel, list(self.strides), self.padding.upper(),
+                                  data_format=fmt, dilations=list(self.dilation_rate))
+
+    def call(self, inputs: Any) -> Any:
+        outputs = self._convolve(inputs)
+        if self.use_bias:
+            fmt = "NHWC" if self.data_format == "channels_last" else "NCHW"
+            if self.rank == 1 and fmt == "NCHW":
+                outputs = outputs + array_ops.reshape(self.bias, [1, self.filters, 1])
+            else:
+                outputs = nn_ops.bias_add(outputs, self.bias, data_format=fmt)
+        if self.activation is not activations.linear:
+            return self.activation(outputs)
+        return outputs
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config.update(filters=self.filters, kernel_size=self.kernel_size, strides=self.strides,
+                      padding=self.padding, data_format=self.data_format,
+                      dilation_rate=self.dilation_rate,
+                      activation=activations.serialize(self.activation), use_bias=self.use_bias,
+                      kernel_initializer=initializers.serialize(self.kernel_initializer),
+                      bias_initializer=initializers.serialize(self.bias_initializer),
+                      kernel_regularizer=regularizers.serialize(self.kernel_regularizer),
+                      bias_regularizer=regularizers.serialize(self.bias_regularizer))
+        return config
+
+
+class Conv1D(Conv):
+    """1-D convolution over ``[batch, steps, channels]``."""
+
+    rank = 1
+
+
+class Conv2D(Conv):
+    """2-D convolution over ``[batch, rows, cols, channels]``."""
+
+    rank = 2
+
+
+class Conv2DTranspose(Conv):
+    """Transposed 2-D convolution; kernel ``[kh, kw, filters, in_channels]``."""
+
+    rank = 2
+
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = 1, padding: str = "valid",
+                 output_padding: Any = None, **kwargs: Any):
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, **kwargs)
+        self.output_padding = None if output_padding is None else normalize_tuple(output_padding, 2,
+                                                                                  "output_padding")
+
+    def _kernel_shape(self, channels: int) -> list[int]:
+        return list(self.kernel_size) + [self.filters, channels]
+
+    def _convolve(self, inputs: Any) -> Any:
+        first = self.data_format == "channels_first"
+        h_axis, w_axis = (2, 3) if first else (1, 2)
+        dynamic = array_ops.shape(inputs)
+        static = inputs.shape.as_list()
+        pads = self.output_padding or (None, None)
+        sizes = []
+        for i, axis in enumerate((h_axis, w_axis)):
+            size = static[axis]
+            out = deconv_output_length(size, self.kernel_size[i], self.padding, self.strides[i],
+                                       self.dilation_rate[i], pads[i])
+            if out is None:
+                raise ValueError(f"Layer {self.name}: the spatial dimensions of the input must be known, "
+                                 f"got shape {tuple(static)}")
+            sizes.append(out)
+        dims = [dynamic[0], self.filters, *sizes] if first else [dynamic[0], *sizes, self.filters]
+        out_shape = array_ops.stack(dims)
+        outputs = nn_conv_ops.conv2d_transpose(inputs, self.kernel, out_shape, list(self.strides),
+                                               self.padding.upper(),
+                                               data_format="NCHW" if first else "NHWC",
+                                               dilations=list(self.dilation_rate))
+        static_out = [static[0], self.filters, *sizes] if first else [static[0], *sizes, self.filters]
+        outputs.set_shape(static_out)
+        return outputs
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "output_padding": self.output_padding}

@@ -1,0 +1,130 @@
+"""TensorFlow's ``tf.layers`` and Keras (tf-keras, graph mode) as test oracles.
+
+TensorFlow 2.21's own Keras 3 has no ``tf.compat.v1.layers``; the ``tf-keras`` package
+(``dev`` extra) still ships them (``tf_keras.src.legacy_tf_layers``) and its Keras builds
+graphs when eager execution is disabled. Loaded once per process; tests skip cleanly when
+either is missing.
+
+:func:`compare_layer` builds the same layer program in flowmesh and in TensorFlow, copies
+TensorFlow's initial variable values into flowmesh **by variable name** (so names must
+match exactly), and compares outputs, gradients with respect to the input and every
+trainable variable, and the variables after running the update ops.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from flowmesh.testing.tf_oracle import load_tensorflow, session_config
+
+
+@functools.cache
+def load_tf_layers() -> Any:
+    """A namespace of TensorFlow's ``tf.layers`` functions and classes, or None."""
+    if load_tensorflow() is None:
+        return None
+    try:
+        from tf_keras.src.legacy_tf_layers import convolutional, core, normalization, pooling
+    except Exception:  # noqa: BLE001 - any import failure means "no oracle"
+        return None
+    names: dict[str, Any] = {}
+    for module in (core, convolutional, pooling, normalization):
+        names.update({k: v for k, v in vars(module).items() if not k.startswith("_")})
+    return types.SimpleNamespace(**names)
+
+
+@functools.cache
+def load_tf_keras() -> Any:
+    """The ``tf_keras`` module (TensorFlow's Keras 2, graph mode here), or None."""
+    if load_tensorflow() is None:
+        return None
+    try:
+        import tf_keras
+    except Exception:  # noqa: BLE001
+        return None
+    return tf_keras
+
+
+def require_tf_layers() -> tuple[Any, Any]:
+    """``(tensorflow.compat.v1, tf.layers namespace)``; skips the test without them."""
+    layers = load_tf_layers()
+    if layers is None:
+        import pytest
+
+        pytest.skip("tensorflow and tf-keras are needed for the tf.layers oracle")
+    return load_tensorflow(), layers
+
+
+def require_tf_keras() -> tuple[Any, Any]:
+    """``(tensorflow.compat.v1, tf_keras)``; skips the test without them."""
+    keras = load_tf_keras()
+    if keras is None:
+        import pytest
+
+        pytest.skip("tensorflow and tf-keras are needed for the Keras oracle")
+    return load_tensorflow(), keras
+
+
+Build = Callable[[Any, Any, Any], Any]
+
+
+def _run_side(tf: Any, layers: Any, build: Build, x_value: np.ndarray, cotangent_seed: int,
+              initial: dict[str, np.ndarray] | None, config: Any) -> dict[str, Any]:
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [None] + list(x_value.shape[1:]), name="x")
+        y = build(tf, layers, x)
+        variables = sorted(tf.global_variables(), key=lambda v: v.name)
+        trainable = sorted(tf.trainable_variables(), key=lambda v: v.name)
+        rng = np.random.default_rng(cotangent_seed)
+        cot = tf.constant(rng.standard_normal([d or x_value.shape[0] for d in y.shape.as_list()])
+                          .astype(np.float32))
+        loss = tf.reduce_sum(y * cot)
+        grads = tf.gradients(loss, [x] + trainable)
+        updates = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+        with tf.Session(graph=graph, config=config) as sess:
+            sess.run(tf.global_variables_initializer())
+            if initial is not None:
+                missing = sorted(set(initial) - {v.name for v in variables})
+                extra = sorted({v.name for v in variables} - set(initial))
+                if missing or extra:
+                    raise AssertionError(f"variable names differ: TensorFlow only {missing}, flowmesh only {extra}")
+                for v in variables:
+                    v.load(initial[v.name], sess)
+            start = {v.name: sess.run(v) for v in variables}
+            out, grad_values = sess.run([y, grads], {x: x_value})
+            if updates:
+                sess.run(updates, {x: x_value})
+            after = {v.name: sess.run(v) for v in variables}
+    return {"out": out, "grads": grad_values, "start": start, "after": after,
+            "trainable": [v.name for v in trainable], "output_name": y.name,
+            "shape": y.shape.as_list(), "n_updates": len(updates)}
+
+
+def compare_layer(build: Build, x_value: np.ndarray, rtol: float = 1e-4, atol: float = 1e-5) -> dict[str, Any]:
+    """Runs ``build(tf, layers, x)`` in TensorFlow and flowmesh from the same weights and
+    asserts equal variable names, static shapes, outputs, gradients and updated variables.
+
+    Returns:
+        flowmesh's results (``out``, ``grads``, ``start``, ``after``, ...).
+    """
+    import flowmesh
+
+    tf1, tf_layers = require_tf_layers()
+    theirs = _run_side(tf1, tf_layers, build, x_value, 0, None, session_config(tf1))
+    ours = _run_side(flowmesh, flowmesh.layers, build, x_value, 0, theirs["start"], None)
+    assert ours["trainable"] == theirs["trainable"], (ours["trainable"], theirs["trainable"])
+    assert ours["shape"] == theirs["shape"], (ours["shape"], theirs["shape"])
+    assert ours["n_updates"] == theirs["n_updates"], (ours["n_updates"], theirs["n_updates"])
+    np.testing.assert_allclose(ours["out"], theirs["out"], rtol=rtol, atol=atol, err_msg="output")
+    for name, a, b in zip(["x"] + ours["trainable"], ours["grads"], theirs["grads"]):
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=f"gradient of {name}")
+    for name, value in theirs["after"].items():
+        np.testing.assert_allclose(ours["after"][name], value, rtol=rtol, atol=atol,
+                                   err_msg=f"{name} after the update ops")
+    return ours
