@@ -56,9 +56,17 @@ from flowmesh.ops.nn_ops import (
     sparse_softmax_cross_entropy_with_logits,
     weighted_cross_entropy_with_logits,
 )
+from flowmesh.rnn import (
+    bidirectional_dynamic_rnn,
+    dynamic_rnn,
+    rnn_cell,
+    static_bidirectional_rnn,
+    static_rnn,
+)
 
 __all__ = [
-    "atrous_conv2d", "avg_pool", "avg_pool2d", "batch_normalization", "bias_add", "conv1d",
+    "atrous_conv2d", "avg_pool", "bidirectional_dynamic_rnn", "dynamic_rnn", "rnn_cell",
+    "static_bidirectional_rnn", "static_rnn", "avg_pool2d", "batch_normalization", "bias_add", "conv1d",
     "conv2d", "conv2d_backprop_filter", "conv2d_backprop_input", "conv2d_transpose", "crelu",
     "dropout", "elu", "embedding_lookup", "fused_batch_norm", "gelu", "in_top_k", "l2_loss",
     "l2_normalize", "leaky_relu", "local_response_normalization", "log_sigmoid", "log_softmax",
