@@ -82,7 +82,9 @@ class RemoteTask:
         self._lock = threading.Lock()
         # master session -> (its session key on the worker, ops sent, stubs sent)
         self._sent: dict[str, tuple[str, set[str], set[str]]] = {}
-        self._copies = itertools.count(1)
+        # worker-side keys dropped by forget(): the task may still hold them (it was only
+        # paused), so the next registration uses a fresh key and closes the stale one
+        self._stale: dict[str, list[str]] = {}
         self._copies = itertools.count(1)  # unique names for fresh worker-side graph copies
 
     @property
@@ -129,9 +131,13 @@ class RemoteTask:
     def register(self, session: str, graph: Graph, parts: list[Partition], feeds: list[str],
                  fetches: list[str], peers: dict[str, str]) -> str:
         ops = [item.op for p in parts for item in p.items if isinstance(item, OpItem)]
-        worker_session, real, stubs = self._sent.get(session, (session, set(), set()))
+        sent = self._sent.get(session)
+        if sent is None:
+            self._close_stale(session)
+            sent = (session if session not in self._stale else self._new_copy(session), set(), set())
+        worker_session, real, stubs = sent
         if any(op.name in stubs for op in ops):  # a stub became real: start a fresh copy
-            worker_session, real, stubs = f"{session}#{next(self._copies)}", set(), set()
+            worker_session, real, stubs = self._new_copy(session), set(), set()
         new_ops = [op for op in ops if op.name not in real]
         data = serialize.graph_to_dict(graph, new_ops, external="stub")
         handle = self.rpc.call("RegisterGraph", {
@@ -147,6 +153,17 @@ class RemoteTask:
     def _new_copy(self, session: str) -> str:
         """A new key for the worker's copy of a session's graph."""
         return f"{session}.{next(self._copies)}"
+
+    def _close_stale(self, session: str) -> None:
+        """Closes (best effort) the worker-side copies :meth:`forget` dropped: a task that
+        was only paused still holds them; a restarted one never heard of them."""
+        for key in self._stale.get(session, ()):
+            try:
+                self.rpc.call("CloseSession", {"session": key}, timeout=2.0)
+            except Exception:  # noqa: BLE001 - the session expires on the task anyway
+                pass
+        if session in self._stale:
+            self._stale[session] = []
 
     def run_async(self, handle: str, step_id: int, feeds: list[Any], timeout: float | None,
                   trace: bool = False) -> Future:
@@ -172,6 +189,8 @@ class RemoteTask:
             pass
 
     def close_session(self, session: str) -> None:
+        self._close_stale(session)
+        self._stale.pop(session, None)
         sent = self._sent.pop(session, None)
         if sent is None:
             return
@@ -189,6 +208,8 @@ class RemoteTask:
         with self._lock:
             self._status = None
             self._devices = None
+            for session, (key, _, _) in self._sent.items():
+                self._stale.setdefault(session, []).append(key)
             self._sent.clear()
 
 

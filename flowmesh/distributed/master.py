@@ -9,6 +9,7 @@ fetches, which thereby cross the wire exactly once per step.
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +20,13 @@ from flowmesh.distributed import protocol as wire
 from flowmesh.distributed.cluster_view import ClusterView, RemoteTask
 from flowmesh.distributed.data_plane import Connection
 from flowmesh.distributed.master_session import MasterSession, SessionOptions
-from flowmesh.errors import InvalidArgumentError, NotFoundError, OpError, UnavailableError
+from flowmesh.errors import (
+    AbortedError,
+    InvalidArgumentError,
+    NotFoundError,
+    OpError,
+    UnavailableError,
+)
 
 log = logging.getLogger("flowmesh.distributed")
 
@@ -31,6 +38,7 @@ class MasterService:
         self.view = view
         self._sessions: dict[str, MasterSession] = {}
         self._owners: dict[str, set[str]] = {}  # client id -> its session handles
+        self._reset_handles: collections.deque[str] = collections.deque(maxlen=4096)
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="flowmesh-master")
 
@@ -63,6 +71,12 @@ class MasterService:
         """
         found = self._sessions.get(handle) if isinstance(handle, str) else None
         if found is None:
+            if handle in self._reset_handles:
+                raise AbortedError(
+                    None, None,
+                    f"Session {handle!r} on {self.view.local.name} was closed by "
+                    "tf.Session.reset (its variables were cleared). Create a new tf.Session.",
+                )
             raise NotFoundError(
                 None, None,
                 f"Session {handle!r} is not open on {self.view.local.name}: it was closed, or "
@@ -77,11 +91,20 @@ class MasterService:
             session.close()
 
     def reset(self, containers: list[str] | None) -> None:
-        """Clears resource containers on every task of the cluster.
+        """Clears resource containers on every task of the cluster and closes every
+        session of this master, as TensorFlow does (a later step on one of them is an
+        ``AbortedError``).
 
         Raises:
             UnavailableError: listing the tasks that could not be reset.
         """
+        with self._lock:
+            sessions = list(self._sessions.items())
+            self._sessions.clear()
+            self._owners.clear()
+            self._reset_handles.extend(handle for handle, _ in sessions)
+        for _, session in sessions:
+            session.close()
         failed = []
         for task in self.view.tasks.values():
             try:

@@ -69,10 +69,18 @@ class ResourceStore:
         """Drops all resources (or those of one container), as ``Session.reset`` does.
 
         A resource with a ``release()`` method (an iterator running pipeline threads) is
-        released as it is dropped."""
+        released as it is dropped. A variable loses its value but keeps its identity:
+        sessions of other masters hold its handle in their kernel caches, and must see
+        it uninitialized (as TensorFlow's per-step lookup would), not a detached copy."""
+        dropped = []
         with self._lock:
-            keys = [k for k in self._resources if container is None or k[0] == container]
-            dropped = [self._resources.pop(k) for k in keys]
+            for key in [k for k in self._resources if container is None or k[0] == container]:
+                resource = self._resources[key]
+                if isinstance(resource, VariableState):
+                    with resource.lock:
+                        resource.value = None
+                else:
+                    dropped.append(self._resources.pop(key))
         for resource in dropped:
             release = getattr(resource, "release", None)
             if callable(release):
