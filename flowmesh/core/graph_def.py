@@ -269,13 +269,40 @@ def _add_type_attrs(op: Any, node: Any) -> None:
             node.attr["T"].type = inputs[0].dtype.as_datatype_enum
 
 
+_CHECKPOINT_LIST_ATTRS = ("tensor_names", "shape_and_slices")
+_CHECKPOINT_DROPPED = ("tensor_names", "shape_and_slices", "shapes", "reshape", "targets")
+
+
+def _checkpoint_nodes(op: Any) -> list[Any]:
+    """``SaveV2`` / ``RestoreV2`` in TensorFlow's form: the names and slice specs flowmesh
+    keeps as attrs become string ``Const`` inputs."""
+    node = op_to_node_def(op)
+    consts = []
+    for key in _CHECKPOINT_LIST_ATTRS:
+        const = _pb()[0].NodeDef(name=f"{op.name}/{key}", op="Const", device=node.device)
+        const.attr["dtype"].type = dtypes.string.as_datatype_enum
+        const.attr["value"].tensor.CopyFrom(make_tensor_proto(np.array(op.attrs[key], dtype=object),
+                                                              dtype=dtypes.string))
+        consts.append(const)
+    for key in _CHECKPOINT_DROPPED:
+        if key in node.attr:
+            del node.attr[key]
+    inputs = list(node.input)
+    del node.input[:]
+    node.input.extend([inputs[0], consts[0].name, consts[1].name, *inputs[1:]])
+    return [*consts, node]
+
+
 def graph_to_graph_def(graph: Any, ops: Sequence[Any] | None = None) -> Any:
     """The ``GraphDef`` of ``graph`` (or of ``ops``, in creation order)."""
     graph_pb, _ = _pb()
     graph_def = graph_pb.GraphDef()
     graph_def.versions.producer = PRODUCER
     for op in ops if ops is not None else graph.get_operations():
-        graph_def.node.add().CopyFrom(op_to_node_def(op))
+        if op.type in ("SaveV2", "RestoreV2"):
+            graph_def.node.extend(_checkpoint_nodes(op))
+        else:
+            graph_def.node.add().CopyFrom(op_to_node_def(op))
     return graph_def
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from flowmesh.core import registry
 from flowmesh.core.graph import get_default_graph
 from flowmesh.core.graph_def import as_graph_def_message, attr_from_proto
+from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError, NotFoundError
 
 # TensorFlow op types with a flowmesh op of the same semantics under another name.
@@ -95,6 +96,23 @@ def _element(created: dict[str, Any], ref: str) -> Any:
     return op if ":" not in ref else op.outputs[index]
 
 
+def _checkpoint_form(node: Any, op_type: str, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """TensorFlow's ``SaveV2``/``RestoreV2`` take the tensor names and slice specs as string
+    inputs; flowmesh's take them as attrs (read here from the ``Const`` inputs)."""
+    lists = []
+    for t in inputs[1:3]:
+        if t.op.type != "Const":
+            raise InvalidArgumentError(None, None, f"Node '{node.name}' ({op_type}): flowmesh needs its "
+                                       f"tensor names and slices as constants, got a {t.op.type}.")
+        lists.append([v.decode() if isinstance(v, bytes) else str(v) for v in t.op.attrs["value"].reshape(-1)])
+    attrs["tensor_names"], attrs["shape_and_slices"] = lists
+    if op_type == "RestoreV2":
+        attrs["targets"] = list(lists[0])
+        attrs["reshape"] = False
+        attrs["shapes"] = [TensorShape(None)] * len(lists[0])
+    return [inputs[0], *inputs[3:]]
+
+
 def _create(graph: Any, node: Any, prefix: str, created: dict[str, Any], input_map: dict[str, Any],
             used: set[str]) -> Any:
     inputs, controls = [], []
@@ -118,6 +136,10 @@ def _create(graph: Any, node: Any, prefix: str, created: dict[str, Any], input_m
                                 "imported GraphDef): flowmesh has no such op.") from None
         op_type = _ALIASES[op_type]
     attrs = {k: attr_from_proto(v, node.name, k) for k, v in node.attr.items() if not k.startswith("_")}
+    if op_type in ("SaveV2", "RestoreV2") and "tensor_names" not in attrs:
+        inputs = _checkpoint_form(node, op_type, inputs, attrs)
+    if node.attr["_tensor_bundle"].b if "_tensor_bundle" in node.attr else False:
+        attrs["_tensor_bundle"] = True
     with graph.control_dependencies(controls):
         op = graph.create_op(op_type, inputs, attrs, name=f"{prefix}{node.name}/")
     if node.device:

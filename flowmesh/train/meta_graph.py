@@ -8,10 +8,14 @@ reads it back into a graph and returns a ``Saver`` that restores the checkpoint:
         saver.restore(sess, "/ckpt/model.ckpt-100")
         sess.run("logits:0", {"x:0": batch})
 
-The file is msgpack (``flowmesh.core.serialize``), never pickle::
+The file is TensorFlow's ``MetaGraphDef`` protobuf (TensorFlow's ``import_meta_graph``
+reads it; see :mod:`flowmesh.train.meta_graph_proto`), whose ``meta_info_def.any_info``
+carries flowmesh's lossless view, msgpack (``flowmesh.core.serialize``), never pickle::
 
     {"format": "flowmesh.meta_graph", "version": 1, "graph": <graph dict>,
      "saver_def": {...} | None, "collections": {key: [{"kind": k, "name": n}, ...]}}
+
+Files holding only that dict (written before) and TensorFlow's ``.meta`` files are read too.
 
 Collections keep tensors, operations and variables by name. Differences from
 TensorFlow: imported graphs have their tensors and operations in the collections, but
@@ -71,26 +75,66 @@ def create_meta_graph(graph: Graph | None = None, saver_def: Any = None,
 
 
 def export_meta_graph(filename: str | None = None, graph: Graph | None = None, saver_def: Any = None,
-                      collection_list: Sequence[str] | None = None,
-                      clear_devices: bool = False) -> dict[str, Any]:
-    """Writes the meta graph to ``filename`` (atomically) when given; returns it.
+                      collection_list: Sequence[str] | None = None, clear_devices: bool = False,
+                      as_text: bool = False, meta_info_def: Any = None, graph_def: Any = None,
+                      export_scope: str | None = None, **kwargs: Any) -> Any:
+    """Writes the meta graph to ``filename`` (atomically) when given; returns it as a
+    ``MetaGraphDef`` protobuf that TensorFlow's ``import_meta_graph`` reads (see
+    :mod:`flowmesh.train.meta_graph_proto`), in text format with ``as_text``.
 
     Raises:
-        InvalidArgumentError: the graph holds an op that cannot be serialized (py_func).
+        InvalidArgumentError: the graph holds an op that cannot be serialized (py_func), or
+            ``export_scope`` is given (not supported).
     """
+    from flowmesh.train import meta_graph_proto
+
+    if export_scope:
+        raise InvalidArgumentError(None, None, "export_meta_graph(export_scope=...) is not supported.")
+    graph = graph or get_default_graph()
     meta = create_meta_graph(graph, saver_def, collection_list, clear_devices)
+    keys = graph.get_all_collection_keys() if collection_list is None else list(collection_list)
+    proto = meta_graph_proto.to_proto(graph, encode_value(meta), saver_def, keys, clear_devices)
     if filename:
+        from google.protobuf import text_format
+
         fs.makedirs(fs.dirname(filename))
-        fs.write_bytes_atomic(filename, encode_value(meta))
-    return meta
+        data = text_format.MessageToString(proto).encode() if as_text else proto.SerializeToString()
+        fs.write_bytes_atomic(filename, data)
+    return proto
 
 
-def read_meta_graph(filename: str) -> dict[str, Any]:
-    """Reads a ``.meta`` file. Raises NotFoundError / DataLossError naming it."""
-    meta = decode_value(fs.read_bytes(filename))
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise DataLossError(None, None, f"{filename} is not a flowmesh meta graph file.")
-    return meta
+def read_meta_graph(filename: str) -> Any:
+    """Reads a ``.meta`` file: flowmesh's meta dict, or TensorFlow's ``MetaGraphDef``.
+
+    Raises:
+        NotFoundError: no such file. DataLossError: neither format (naming the file).
+    """
+    return _parse_meta(fs.read_bytes(filename), filename)
+
+
+def _parse_meta(data: bytes, where: str) -> Any:
+    from google.protobuf import message, text_format
+
+    from flowmesh.protos.meta_graph import MetaGraphDef
+    from flowmesh.train import meta_graph_proto
+
+    try:  # flowmesh's first format: the msgpack dict alone
+        meta = decode_value(data)
+        if isinstance(meta, dict) and meta.get("format") == FORMAT:
+            return meta
+    except (DataLossError, InvalidArgumentError, ValueError, TypeError):
+        pass
+    proto = MetaGraphDef()
+    try:
+        proto.ParseFromString(data)
+    except message.DecodeError:
+        try:
+            text_format.Parse(data.decode(), proto)
+        except (text_format.ParseError, UnicodeDecodeError):
+            raise DataLossError(None, None, f"{where} is not a meta graph file (neither a MetaGraphDef "
+                                "nor flowmesh's format).") from None
+    payload = meta_graph_proto.flowmesh_payload(proto)
+    return _parse_meta(payload, where) if payload is not None else proto
 
 
 def import_meta_graph(meta_graph_or_file: Any, clear_devices: bool = False,
@@ -98,17 +142,29 @@ def import_meta_graph(meta_graph_or_file: Any, clear_devices: bool = False,
     """Adds a saved meta graph to the default graph; returns its ``Saver`` (or None).
 
     Args:
-        meta_graph_or_file: a ``.meta`` path or a dict from :func:`export_meta_graph`.
+        meta_graph_or_file: a ``.meta`` path (flowmesh's or TensorFlow's), a
+            ``MetaGraphDef`` (flowmesh's or TensorFlow's message) or a dict from
+            :func:`create_meta_graph`.
         clear_devices: drop the device requests of the imported ops.
-        import_scope: not supported (must be None).
+        import_scope: a name prefix for TensorFlow-written meta graphs (not supported for
+            flowmesh's own).
 
     Raises:
-        InvalidArgumentError: ``import_scope`` given, or the graph conflicts with ops
-            already in the default graph.
+        InvalidArgumentError: ``import_scope`` given for a flowmesh meta graph, or the graph
+            conflicts with ops already in the default graph.
     """
+    from flowmesh.train import meta_graph_proto
+
+    meta = meta_graph_or_file
+    if isinstance(meta, str):
+        meta = read_meta_graph(meta)
+    elif hasattr(meta, "SerializeToString"):
+        meta = _parse_meta(meta.SerializeToString(), "the MetaGraphDef")
+    if not isinstance(meta, dict):
+        return meta_graph_proto.import_tensorflow(meta, get_default_graph(), clear_devices, import_scope)
     if import_scope:
-        raise InvalidArgumentError(None, None, "import_meta_graph(import_scope=...) is not supported.")
-    meta = read_meta_graph(meta_graph_or_file) if isinstance(meta_graph_or_file, str) else meta_graph_or_file
+        raise InvalidArgumentError(None, None, "import_meta_graph(import_scope=...) is not supported for "
+                                   "meta graphs written by flowmesh.")
     graph_dict = meta["graph"]
     if clear_devices:
         for node in graph_dict["nodes"]:

@@ -321,12 +321,14 @@ class Saver:
                           as_text: bool = False, export_scope: str | None = None,
                           clear_devices: bool = False, clear_extraneous_savers: bool = False,
                           strip_default_attrs: bool = False, save_debug_info: bool = False,
-                          graph: Any = None) -> dict[str, Any]:
-        """Writes the graph, this saver's ``SaverDef`` and the collections to ``filename``."""
+                          graph: Any = None) -> Any:
+        """Writes the graph, this saver's ``SaverDef`` and the collections to ``filename``
+        as a ``MetaGraphDef`` (returned) that TensorFlow and flowmesh both import."""
         from flowmesh.train.meta_graph import export_meta_graph
 
         return export_meta_graph(filename, graph=graph, saver_def=self.saver_def,
-                                 collection_list=collection_list, clear_devices=clear_devices)
+                                 collection_list=collection_list, clear_devices=clear_devices,
+                                 as_text=as_text)
 
 
 def _wrap_restore_error(err: OpError, cause: str) -> OpError:

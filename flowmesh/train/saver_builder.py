@@ -163,7 +163,10 @@ def build(saveables: Sequence[Saveable], *, sharded: bool, filename: str, reshap
             save_tensor = _sharded_save(prefix, groups, tensor_bundle)
         else:
             save_tensor = _single_save(prefix, saveables, tensor_bundle)
-        restore_op = _restore_all(prefix, groups, reshape, restore_sequentially)
+        if tensor_bundle and not sharded:
+            restore_op = _restore_all_portable(prefix, groups, reshape, restore_sequentially)
+        else:
+            restore_op = _restore_all(prefix, groups, reshape, restore_sequentially)
     return BuiltSaver(prefix, save_tensor, restore_op)
 
 
@@ -219,4 +222,24 @@ def _restore_all(prefix: Tensor, groups: list[tuple[str, list[Saveable]]], resha
                 reshape, targets=[s.variable.op.name for s in members])
         with graph.control_dependencies([op]):
             shards.append(group(op, name="restore_shard"))
+    return group(*shards, name="restore_all")
+
+
+def _restore_all_portable(prefix: Tensor, groups: list[tuple[str, list[Saveable]]], reshape: bool,
+                          sequential: bool) -> Operation:
+    """TensorFlow's restore graph (``RestoreV2`` + ``AssignVariableOp`` per variable), used by
+    ``Saver(write_version=SaverDef.V2)`` so an exported meta graph's saver runs in TensorFlow."""
+    graph = get_default_graph()
+    shards: list[Operation] = []
+    for device, members in groups:
+        deps = shards[-1:] if sequential else []
+        with graph.control_dependencies(deps), _on(device):
+            values = io_ops.restore_v2(
+                prefix, [s.name for s in members], [s.spec for s in members], [s.dtype for s in members],
+                [s.shape for s in members], reshape, targets=[s.variable.op.name for s in members])
+            assigns = []
+            for s, value in zip(members, values):
+                with graph.colocate_with(s.variable.handle.op):
+                    assigns.append(rv.assign_variable_op(s.variable.handle, value, name="AssignVariableOp"))
+            shards.append(group(*assigns, name="restore_shard"))
     return group(*shards, name="restore_all")
