@@ -12,9 +12,12 @@ written for the classic flags also get ``--ps_hosts --worker_hosts --job_name
 ``worker_hosts`` or ``job_name``). Each line a task prints is prefixed with
 ``[job:index]``; the launcher's own lines (``[launch] pids worker:0=123 ...``, exits,
 restarts with the new pid) with ``[launch]``. When the chief (or every worker) has
-finished, ps tasks and the evaluator are stopped (SIGTERM, then SIGKILL). The exit status
-is the chief's (worker 0's without ``--chief``); without ``--max-restarts``, if it fails,
-the other tasks are stopped at once.
+finished, the launcher waits for the evaluator to finish its last evaluation (up to
+``EVALUATOR_WAIT_S``), then stops the tasks still running (SIGTERM, then SIGKILL); ps tasks
+of ``tf.estimator.train_and_evaluate`` exit by themselves once every trainer is done. The
+exit status is the chief's (worker 0's without ``--chief``), or the evaluator's when it
+failed after a successful chief; without ``--max-restarts``, if the chief fails, the other
+tasks are stopped at once.
 
 Fault tolerance (``--max-restarts K``, or ``JOB=K`` per job, e.g. ``ps=5,worker=2``): a
 task that exits with a non-zero status or is killed is restarted with the same identity
@@ -174,6 +177,8 @@ class Launcher:
         self._out_lock = threading.Lock()
         self._pumps: list[threading.Thread] = []
         self._standby: tuple[subprocess.Popen, _Label] | None = None
+        self._trainers_done_at: float | None = None
+        self._evaluator_done_at: float | None = None
         self._base_env = dict(os.environ, PYTHONUNBUFFERED="1")
         self._base_env.pop("TF_CONFIG", None)
         for spec in specs if specs is not None else self._specs_from_args(args):
@@ -292,15 +297,38 @@ class Launcher:
             elif decision.action == "fail":
                 self.say(decision.message)
                 return shell_status(code)
-            elif task.job in ("chief", "worker") or self.policy.enabled:
+            else:
                 self.say(decision.message)
                 if task is self.leader and code != 0:
                     self.say(f"{task.name} failed; stopping the other tasks")
                     return code
         trainers = [t for t in self.tasks if t.job in ("chief", "worker")]
         if all(t.handled for t in trainers):
-            return self.leader.proc.returncode
+            return self._after_training()
         return None
+
+    def _after_training(self) -> int | None:
+        """Once the trainers are done: the leader's status, after waiting (up to
+        EVALUATOR_WAIT_S) for an evaluator still evaluating the last checkpoint and then (up
+        to PS_EXIT_WAIT_S) for ps tasks to exit; a failed evaluator's status when the leader
+        succeeded. Tasks still running afterwards are stopped."""
+        leader = self.leader.proc.returncode
+        evaluators = [t for t in self.tasks if t.job == "evaluator"]
+        if self._trainers_done_at is None:
+            self._trainers_done_at = time.monotonic()
+        waited = time.monotonic() - self._trainers_done_at
+        running = [t for t in evaluators if t.proc.poll() is None]
+        if leader == 0 and running and waited < EVALUATOR_WAIT_S:
+            return None
+        if leader == 0 and evaluators and not running:
+            # train_and_evaluate's ps tasks exit by themselves: a moment to let them.
+            if self._evaluator_done_at is None:
+                self._evaluator_done_at = time.monotonic()
+            ps_running = any(t.job == "ps" and t.proc.poll() is None for t in self.tasks)
+            if ps_running and time.monotonic() - self._evaluator_done_at < PS_EXIT_WAIT_S:
+                return None
+        failed = [t.proc.returncode for t in evaluators if t.proc.returncode not in (None, 0)]
+        return failed[0] if leader == 0 and failed else leader
 
     def stop_all(self) -> None:
         """SIGTERM every live task (its whole process group), SIGKILL after the grace period."""
@@ -326,6 +354,12 @@ class Launcher:
             proc.wait()
         for pump in self._pumps:
             pump.join(timeout=2.0)
+
+
+# How long the launcher waits, after the trainers are done, for an evaluator to finish.
+EVALUATOR_WAIT_S = 120.0
+# ... and then, in a job with an evaluator, for ps tasks to exit by themselves.
+PS_EXIT_WAIT_S = 2.0
 
 
 def _threads_per_task(tasks: int) -> int:

@@ -11,9 +11,10 @@ from flowmesh.estimator.estimator import Estimator
 from flowmesh.estimator.estimator_spec import EstimatorSpec
 from flowmesh.estimator.mode_keys import ModeKeys
 from flowmesh.estimator.run_config import RunConfig
+from flowmesh.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
 
 __all__ = [
     "BaselineClassifier", "BaselineRegressor", "DNNClassifier", "DNNLinearCombinedClassifier",
     "DNNLinearCombinedRegressor", "DNNRegressor", "Estimator", "EstimatorSpec", "LinearClassifier",
-    "LinearRegressor", "ModeKeys", "RunConfig",
+    "LinearRegressor", "ModeKeys", "RunConfig", "EvalSpec", "TrainSpec", "train_and_evaluate",
 ]

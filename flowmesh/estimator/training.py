@@ -1,0 +1,196 @@
+"""``tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)``, locally and under
+``TF_CONFIG`` with TensorFlow's roles: the chief trains and checkpoints, workers train
+(asynchronously through the ps), ps tasks serve, the evaluator evaluates each new
+checkpoint and runs the exporters. Every role returns when training is done (see
+``_roles.py`` for how the ps and the evaluator learn it).
+
+Example (the same script for every task of ``flowmesh launch --chief --ps 1 --workers 2
+--evaluator``):
+    >>> est = tf.estimator.DNNClassifier([32], columns, n_classes=10, config=tf.estimator.RunConfig(
+    ...     model_dir="/shared/run", save_checkpoints_steps=50))
+    >>> tf.estimator.train_and_evaluate(est, tf.estimator.TrainSpec(train_fn, max_steps=500),
+    ...                                 tf.estimator.EvalSpec(eval_fn, steps=None))
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from flowmesh.errors import InvalidArgumentError
+from flowmesh.estimator import _roles
+from flowmesh.estimator._evaluation import EvalGraph, write_eval_summaries
+from flowmesh.train.basic_session_run_hooks import CheckpointSaverListener
+
+logger = logging.getLogger("flowmesh.estimator")
+
+
+class TrainSpec(NamedTuple):
+    """What to train on: ``input_fn``, until global step ``max_steps`` (None: until the
+    input runs out), with extra ``hooks``."""
+
+    input_fn: Callable
+    max_steps: int | None = None
+    hooks: Any = ()
+
+
+class EvalSpec(NamedTuple):
+    """How to evaluate: ``steps`` batches of ``input_fn`` (None: until it runs out or one
+    batch for constant inputs), under ``name``, with ``exporters`` run after each
+    evaluation. Locally an evaluation runs at most every ``throttle_secs`` (at a checkpoint
+    save) and once at the end; the evaluator task evaluates every new checkpoint, polling
+    the model_dir, after ``start_delay_secs``."""
+
+    input_fn: Callable
+    steps: int | None = 100
+    name: str | None = None
+    hooks: Any = ()
+    exporters: Any = ()
+    start_delay_secs: float = 120
+    throttle_secs: float = 600
+
+
+def _check(estimator: Any, train_spec: Any, eval_spec: Any) -> None:
+    from flowmesh.estimator.estimator import Estimator
+
+    if not isinstance(estimator, Estimator):
+        raise InvalidArgumentError(f"train_and_evaluate needs a tf.estimator.Estimator, got {type(estimator).__name__}")
+    if not isinstance(train_spec, TrainSpec):
+        raise InvalidArgumentError(f"train_spec must be a tf.estimator.TrainSpec, got {type(train_spec).__name__}")
+    if not isinstance(eval_spec, EvalSpec):
+        raise InvalidArgumentError(f"eval_spec must be a tf.estimator.EvalSpec, got {type(eval_spec).__name__}")
+    if train_spec.max_steps is not None and train_spec.max_steps <= 0:
+        raise InvalidArgumentError(f"TrainSpec.max_steps must be positive, got {train_spec.max_steps}")
+
+
+def train_and_evaluate(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpec) -> tuple[Any, list]:
+    """Trains and evaluates in the role ``estimator.config`` (TF_CONFIG) gives this process.
+
+    Returns:
+        ``(last evaluation result, export results)`` for the local run and the evaluator;
+        ``(None, [])`` for the chief, workers and ps.
+    Raises:
+        InvalidArgumentError: bad specs, or an unknown task type.
+    """
+    _check(estimator, train_spec, eval_spec)
+    config = estimator.config
+    if config.cluster_spec is None:
+        return _Executor(estimator, train_spec, eval_spec).run_local()
+    role = config.task_type
+    runners = {"chief": _run_trainer, "worker": _run_trainer, "ps": _run_ps, "evaluator": _run_evaluator}
+    if role not in runners:
+        raise InvalidArgumentError(f"train_and_evaluate: unknown task type {role!r} in TF_CONFIG; use "
+                                   "chief, worker, ps or evaluator")
+    return runners[role](estimator, train_spec, eval_spec)
+
+
+def _run_trainer(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpec) -> tuple[Any, list]:
+    config = estimator.config
+    server = _roles.start_server(config)
+    if config.is_chief:
+        marker = os.path.join(estimator.model_dir, _roles.DONE_MARKER)
+        if os.path.exists(marker):
+            os.remove(marker)
+    estimator.train(train_spec.input_fn, max_steps=train_spec.max_steps, hooks=list(train_spec.hooks))
+    if config.is_chief:
+        from flowmesh.estimator._checkpoints import checkpoint_step
+
+        _roles.write_done_marker(estimator.model_dir, checkpoint_step(estimator.latest_checkpoint()))
+    _roles.report_trainer_done(config, server.target)
+    logger.info("%s %d finished training", config.task_type, config.task_id)
+    server.stop()
+    return None, []
+
+
+def _run_ps(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpec) -> tuple[Any, list]:
+    _roles.run_ps(estimator.config)
+    return None, []
+
+
+def _run_evaluator(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpec) -> tuple[Any, list]:
+    return _Executor(estimator, train_spec, eval_spec).run_evaluator()
+
+
+class _Executor:
+    """Runs evaluations in one kept eval graph and the exporters after each."""
+
+    def __init__(self, estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpec):
+        self._estimator = estimator
+        self._train_spec = train_spec
+        self._eval_spec = eval_spec
+        self._graph: EvalGraph | None = None
+        self.last_result: Any = None
+        self.last_path: str | None = None
+        self.exports: list = []
+
+    def evaluate(self, path: str, final: bool) -> dict:
+        if self._graph is None:
+            self._graph = EvalGraph(self._estimator, self._eval_spec.input_fn, self._eval_spec.hooks)
+        result = self._graph.run(path, self._eval_spec.steps)
+        write_eval_summaries(self._estimator.model_dir, self._eval_spec.name, result)
+        logger.info("Saving dict for global step %s: %s", result.get("global_step"),
+                    ", ".join(f"{k} = {v}" for k, v in sorted(result.items())))
+        self.last_result, self.last_path = result, path
+        for exporter in self._eval_spec.exporters or ():
+            base = os.path.join(self._estimator.model_dir, "export", exporter.name)
+            self.exports.append(exporter.export(self._estimator, base, path, result, final))
+        return result
+
+    def run_local(self) -> tuple[Any, list]:
+        listener = _EvalListener(self, self._eval_spec.throttle_secs)
+        self._estimator.train(self._train_spec.input_fn, max_steps=self._train_spec.max_steps,
+                              hooks=list(self._train_spec.hooks), saving_listeners=[listener])
+        latest = self._estimator.latest_checkpoint()
+        if latest is not None and latest != self.last_path:
+            self.evaluate(latest, final=True)
+        return self.last_result, self.exports
+
+    def run_evaluator(self) -> tuple[Any, list]:
+        started = time.time()
+        delay = min(self._eval_spec.start_delay_secs, 1.0)
+        time.sleep(max(0.0, delay))
+        max_steps = self._train_spec.max_steps
+        while True:
+            path = self._estimator.latest_checkpoint()
+            final_step = _roles.read_done_marker(self._estimator.model_dir, started)
+            if path is not None and path != self.last_path:
+                step = _step_of(path)
+                done = (max_steps is not None and step >= max_steps) or \
+                    (final_step is not None and step >= final_step)
+                result = self.evaluate(path, final=done)
+                if done or (max_steps is not None and int(result.get("global_step", 0)) >= max_steps):
+                    break
+            elif final_step is not None and (path is None or _step_of(path) >= final_step):
+                break
+            time.sleep(_roles.POLL_SECS)
+        logger.info("evaluator: training is done; exiting after global step %s",
+                    None if self.last_result is None else self.last_result.get("global_step"))
+        return self.last_result, self.exports
+
+
+def _step_of(path: str) -> int:
+    try:
+        return int(path.rsplit("-", 1)[1])
+    except (IndexError, ValueError):
+        return -1
+
+
+class _EvalListener(CheckpointSaverListener):
+    """Local mode: evaluate after a checkpoint save when ``throttle_secs`` have passed."""
+
+    def __init__(self, executor: _Executor, throttle_secs: float):
+        self._executor = executor
+        self._throttle = throttle_secs
+        self._last = 0.0
+
+    def after_save(self, session: Any, global_step_value: int) -> None:
+        if global_step_value == 0 or time.monotonic() - self._last < self._throttle:
+            return None
+        latest = self._executor._estimator.latest_checkpoint()
+        if latest is not None and latest != self._executor.last_path:
+            self._last = time.monotonic()
+            self._executor.evaluate(latest, final=False)
+        return None

@@ -1,0 +1,82 @@
+"""train_and_evaluate locally and on a local cluster under `flowmesh launch` (real
+processes): every task exits 0, the evaluator logs metrics of the final checkpoint, and a
+chief killed mid-training is restarted and finishes from the last checkpoint."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flowmesh as tf
+from flowmesh.testing.cluster import REPO, child_env
+
+JOB = Path(__file__).with_name("tae_job.py")
+
+
+def test_local_train_and_evaluate(tmp_path):
+    x = np.random.default_rng(0).standard_normal((100, 2)).astype(np.float32)
+    y = (x.sum(1) > 0).astype(np.int64)
+
+    def input_fn():
+        return {"x": tf.constant(x)}, tf.constant(y)
+
+    est = tf.estimator.LinearClassifier([tf.feature_column.numeric_column("x", shape=(2,))],
+                                        model_dir=str(tmp_path), optimizer="Adam",
+                                        config=tf.estimator.RunConfig(save_checkpoints_steps=20,
+                                                                      log_step_count_steps=0))
+    result, exports = tf.estimator.train_and_evaluate(
+        est, tf.estimator.TrainSpec(input_fn, max_steps=50),
+        tf.estimator.EvalSpec(input_fn, steps=None, throttle_secs=0))
+    assert result["global_step"] == 50 and result["accuracy"] > 0.9 and exports == []
+    events = [p.name for p in (tmp_path / "eval").iterdir()]
+    assert events, "evaluation summaries were written"
+
+
+def _launch(tmp_path, launch_args, script_args, timeout=200):
+    cmd = [sys.executable, "-m", "flowmesh.cli.main", "launch", "--chief", "--ps", "1", "--workers", "2",
+           "--evaluator", "--timeout", str(timeout - 20), *launch_args, str(JOB), "--model_dir",
+           str(tmp_path), *script_args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO, env=child_env())
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _eval_line(out):
+    lines = [line for line in out.splitlines() if line.startswith("[evaluator:0] EVAL ")]
+    assert lines, out
+    return json.loads(lines[-1].split("EVAL ", 1)[1])
+
+
+@pytest.mark.multiprocess
+@pytest.mark.slow
+@pytest.mark.timeout(220)
+def test_distributed_every_task_exits_zero(tmp_path):
+    code, out = _launch(tmp_path, [], ["--max_steps", "40"])
+    assert code == 0, out
+    for task in ("chief:0", "worker:0", "worker:1", "ps:0", "evaluator:0"):
+        assert f"[launch] {task} exited with status 0" in out, out
+    result = _eval_line(out)
+    assert result["global_step"] >= 40 and result["accuracy"] > 0.8, result
+    assert "Restoring parameters from" in out    # the evaluator reads the chief's checkpoints
+
+
+@pytest.mark.multiprocess
+@pytest.mark.slow
+@pytest.mark.timeout(220)
+def test_killed_chief_finishes_from_the_last_checkpoint(tmp_path):
+    code, out = _launch(tmp_path, ["--max-restarts", "chief=1"],
+                        ["--max_steps", "60", "--kill_chief_at", "25"])
+    assert code == 0, out
+    assert "[chief:0] KILLING chief at step" in out
+    assert re.search(r"\[launch\] chief:0 .*restart", out), out
+    restored = re.findall(r"\[chief:0\] Restoring parameters from .*model\.ckpt-(\d+)", out)
+    assert restored and int(restored[-1]) >= 20, out          # resumed from a checkpoint, not step 0
+    assert (tmp_path / "model.ckpt-60.index").exists() or _eval_line(out)["global_step"] >= 60
+    assert _eval_line(out)["global_step"] >= 60
+    for task in ("worker:0", "worker:1", "ps:0", "evaluator:0"):
+        assert f"[launch] {task} exited with status 0" in out, out
