@@ -55,6 +55,9 @@ FLOWMESH_ELASTIC_ID             (unset)  This process's member id in an elastic 
                                          by the launcher; else one is drawn from the store).
 FLOWMESH_ELASTIC_TIMEOUT_S      120.0    Longest wait of a rank in an elastic rendezvous
                                          (re-forming the group after a rank was lost).
+FLOWMESH_FUSED_RNN              1        1: ``dynamic_rnn`` of an LSTM whose math equals
+                                         torch's (tanh, no peepholes/clip/projection) runs
+                                         one fused op; 0: always the ``While`` loop.
 ==============================  =======  ==================================================
 
 Variables of other libraries that flowmesh reads (it never sets them for the user's
@@ -140,6 +143,8 @@ ELASTIC = Setting("FLOWMESH_ELASTIC", 0, int, "1 in an elastic job (set by flowm
 MIN_NP = Setting("FLOWMESH_MIN_NP", -1, int, "fewest ranks of an elastic job")
 MAX_NP = Setting("FLOWMESH_MAX_NP", -1, int, "most ranks of an elastic job")
 ELASTIC_ID = Setting("FLOWMESH_ELASTIC_ID", "", str, "member id in an elastic job")
+FUSED_RNN = Setting("FLOWMESH_FUSED_RNN", 1, int,
+                    "1: dynamic_rnn of a standard LSTM runs one fused op (torch's LSTM)")
 ELASTIC_TIMEOUT_S = Setting("FLOWMESH_ELASTIC_TIMEOUT_S", 120.0, float,
                             "longest elastic rendezvous wait in seconds")
 

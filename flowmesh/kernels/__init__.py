@@ -33,6 +33,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     range_ops,
     reduction_ops,
     resource_variable_ops,
+    rnn_ops,
     script_ops,
     segment_ops,
     select_ops,

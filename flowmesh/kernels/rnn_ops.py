@@ -1,0 +1,121 @@
+"""Kernels of ``flowmesh/ops/rnn_ops.py``: ``FusedLSTM`` on torch's LSTM and its gradient.
+
+TensorFlow's ``LSTMCell`` (gates ``i, j, f, o``; ``c' = sigmoid(f + forget_bias) * c +
+sigmoid(i) * tanh(j)``; ``h' = sigmoid(o) * tanh(c')``) is torch's LSTM with the gate
+blocks reordered to ``i, f, g=j, o``, ``W_ih``/``W_hh`` the transposed input/recurrent rows
+of the kernel, and ``forget_bias`` folded into the bias of ``f``. Sequence lengths run
+through a packed sequence (outputs past the end are zero, the final state is each
+sequence's last valid one); a zero length keeps the initial state.
+
+When the graph holds a gradient of the op (its ``reserve`` output has consumers), the
+forward pass is recorded by torch autograd and the reserve holds the recorded outputs and
+leaves; ``FusedLSTMGrad`` runs the backward pass with ``torch.autograd.grad``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.nn.utils import rnn as torch_rnn
+
+from flowmesh.errors import InvalidArgumentError
+from flowmesh.kernels.registry import KernelContext, kernel
+
+
+class _Reserve:
+    """What ``FusedLSTMGrad`` needs: the recorded outputs and the leaves they depend on."""
+
+    __slots__ = ("outputs", "leaves")
+
+    def __init__(self, outputs: tuple[torch.Tensor, ...], leaves: tuple[torch.Tensor, ...]):
+        self.outputs = outputs
+        self.leaves = leaves
+
+
+def _torch_weights(kernel_: torch.Tensor, bias: torch.Tensor, depth: int,
+                   forget_bias: float) -> list[torch.Tensor]:
+    """TensorFlow's ``[D+H, 4H]`` kernel (``i, j, f, o``) as torch's LSTM parameters."""
+    i, j, f, o = kernel_.chunk(4, dim=1)
+    reordered = torch.cat([i, f, j, o], dim=1)
+    bi, bj, bf, bo = bias.chunk(4)
+    b_ih = torch.cat([bi, bf + forget_bias, bj, bo])
+    w_ih = reordered[:depth].t()
+    w_hh = reordered[depth:].t()
+    return [w_ih, w_hh, b_ih, torch.zeros_like(b_ih)]
+
+
+def _check(op_name: str, x: torch.Tensor, c0: torch.Tensor, kernel_: torch.Tensor) -> None:
+    units = c0.shape[-1]
+    if kernel_.shape != (x.shape[-1] + units, 4 * units) or c0.shape[0] != x.shape[1]:
+        raise InvalidArgumentError(
+            f"FusedLSTM '{op_name}': kernel {tuple(kernel_.shape)} must be [depth + units, "
+            f"4 * units] for x {tuple(x.shape)} and c0 {tuple(c0.shape)}"
+        )
+
+
+def _lstm(x: torch.Tensor, c0: torch.Tensor, h0: torch.Tensor, weights: list[torch.Tensor],
+          lengths: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    hx = (h0.unsqueeze(0), c0.unsqueeze(0))
+    if lengths is None:
+        y, h, c = torch._VF.lstm(x, hx, weights, True, 1, 0.0, False, False, False)
+        return y, c[0], h[0]
+    steps = x.shape[0]
+    clamped = lengths.to(torch.int64).clamp(0, steps)
+    empty = clamped == 0
+    packed = torch_rnn.pack_padded_sequence(x, clamped.clamp_min(1).cpu(), enforce_sorted=False)
+    order = packed.sorted_indices
+    hx = (hx[0].index_select(1, order), hx[1].index_select(1, order))
+    data, h, c = torch._VF.lstm(packed.data, packed.batch_sizes, hx, weights, True, 1, 0.0,
+                                False, False)
+    restore = packed.unsorted_indices
+    y, _ = torch_rnn.pad_packed_sequence(
+        torch_rnn.PackedSequence(data, packed.batch_sizes, order, restore), total_length=steps)
+    c, h = c[0].index_select(0, restore), h[0].index_select(0, restore)
+    if bool(empty.any()):
+        keep = empty.unsqueeze(1)
+        y = torch.where(keep.unsqueeze(0), torch.zeros_like(y), y)
+        c, h = torch.where(keep, c0, c), torch.where(keep, h0, h)
+    return y, c, h
+
+
+@kernel("FusedLSTM")
+def _fused_lstm(ctx: KernelContext):
+    forget_bias = float(ctx.attr("forget_bias"))
+    reserve_output = ctx.op.outputs[3]
+    name = ctx.op.name
+
+    def run(x: torch.Tensor, c0: torch.Tensor, h0: torch.Tensor, kernel_: torch.Tensor,
+            bias: torch.Tensor, lengths: torch.Tensor | None = None) -> tuple[Any, ...]:
+        _check(name, x, c0, kernel_)
+        if not reserve_output.consumers():
+            with torch.no_grad():
+                weights = _torch_weights(kernel_, bias, x.shape[-1], forget_bias)
+                y, c, h = _lstm(x, c0, h0, weights, lengths)
+            return y, c, h, None
+        leaves = tuple(t.detach().requires_grad_() for t in (x, c0, h0, kernel_, bias))
+        with torch.enable_grad():
+            weights = _torch_weights(leaves[3], leaves[4], x.shape[-1], forget_bias)
+            y, c, h = _lstm(leaves[0], leaves[1], leaves[2], weights, lengths)
+        reserve = _Reserve((y, c, h), leaves)
+        return y.detach(), c.detach(), h.detach(), reserve
+
+    return run
+
+
+@kernel("FusedLSTMGrad")
+def _fused_lstm_grad(ctx: KernelContext):
+    name = ctx.op.name
+
+    def run(reserve: Any, dy: torch.Tensor, dc: torch.Tensor, dh: torch.Tensor) -> tuple[Any, ...]:
+        if not isinstance(reserve, _Reserve):
+            raise InvalidArgumentError(
+                f"FusedLSTMGrad '{name}': the forward FusedLSTM recorded no reserve "
+                "(internal error: the gradient op did not exist when the forward op ran)"
+            )
+        grads = torch.autograd.grad(reserve.outputs, reserve.leaves, (dy, dc, dh),
+                                    retain_graph=True, allow_unused=True)
+        return tuple(torch.zeros_like(leaf) if g is None else g
+                     for g, leaf in zip(grads, reserve.leaves))
+
+    return run
