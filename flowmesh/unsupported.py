@@ -1,0 +1,32 @@
+"""Names of TensorFlow's API that flowmesh cannot support, each with the reason.
+
+``unsupported(name, reason)`` returns a stand-in that raises ``UnimplementedError`` naming
+the reason when called (or instantiated); it carries ``_flowmesh_unsupported = reason`` so
+``flowmesh.testing.api_coverage`` lists it as unsupported instead of covered. The reasons
+are listed in ``docs/api_coverage.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from flowmesh.errors import UnimplementedError
+
+TPU = "TPUs are not a flowmesh device (it runs on CPUs and CUDA GPUs through torch)"
+LITE = "TensorFlow Lite is a separate runtime flowmesh does not target"
+EAGER = "flowmesh runs TensorFlow 1.x graph mode; eager execution and tf.function are not implemented"
+V1_CONTROL_FLOW = ("TensorFlow 1.x's low-level dataflow control-flow primitives (Enter/Exit/Switch/Merge frames) "
+                   "do not exist in flowmesh, whose cond/while_loop are functional (If/While)")
+
+
+def unsupported(name: str, reason: str) -> Any:
+    """A callable named ``name`` that raises ``UnimplementedError`` with ``reason``."""
+
+    def stand_in(*args: Any, **kwargs: Any) -> NoReturn:
+        raise UnimplementedError(None, None, f"tf.{name} is not supported by flowmesh: {reason}.")
+
+    stand_in.__name__ = name.rsplit(".", 1)[-1]
+    stand_in.__qualname__ = name
+    stand_in.__doc__ = f"Not supported by flowmesh: {reason}."
+    stand_in._flowmesh_unsupported = reason  # type: ignore[attr-defined]
+    return stand_in
