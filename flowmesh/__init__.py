@@ -347,7 +347,12 @@ from flowmesh.execution_mode import (
     executing_eagerly,
 )
 from flowmesh import compat
-from flowmesh import data, io, python_io
+from flowmesh import data, io, python_io, sparse
+from flowmesh.core.sparse_tensor import SparseTensor, SparseTensorValue
+from flowmesh.ops.parsing_config import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
+from flowmesh.ops.parsing_ops import parse_example, parse_single_example, parse_single_sequence_example
+from flowmesh.ops.sparse_ops import sparse_tensor_to_dense, sparse_to_dense
+from flowmesh.ops.decode_ops import decode_csv, decode_raw
 from flowmesh.data.structure import TensorSpec
 from flowmesh.ops.variable_creator import variable_creator_scope
 from flowmesh import graph_util

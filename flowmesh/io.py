@@ -7,7 +7,10 @@ from flowmesh.data.tfrecord import (
     TFRecordWriter,
     tf_record_iterator,
 )
-from flowmesh.ops.parsing_config import FixedLenFeature, VarLenFeature
+from flowmesh.ops.decode_ops import decode_csv, decode_raw
+from flowmesh.ops.parsing_config import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
+from flowmesh.ops.parsing_ops import parse_example, parse_single_example, parse_single_sequence_example
 
-__all__ = ["FixedLenFeature", "TFRecordCompressionType", "TFRecordOptions", "TFRecordWriter",
-           "VarLenFeature", "gfile", "tf_record_iterator"]
+__all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "TFRecordCompressionType", "TFRecordOptions",
+           "TFRecordWriter", "VarLenFeature", "decode_csv", "decode_raw", "gfile", "parse_example", "parse_single_example",
+           "parse_single_sequence_example", "tf_record_iterator"]

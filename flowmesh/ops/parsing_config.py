@@ -22,3 +22,15 @@ class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
 
     def __new__(cls, dtype: Any) -> VarLenFeature:
         return super().__new__(cls, dtypes.as_dtype(dtype))
+
+
+class FixedLenSequenceFeature(collections.namedtuple(
+        "FixedLenSequenceFeature", ["shape", "dtype", "allow_missing", "default_value"])):
+    """A sequence of values of ``shape`` each (``tf.io.FixedLenSequenceFeature``): in
+    ``parse_example`` a variable number per example, padded with ``default_value``; in a
+    ``SequenceExample``'s feature lists one value per time step."""
+
+    def __new__(cls, shape: Any, dtype: Any, allow_missing: bool = False,
+                default_value: Any = None) -> FixedLenSequenceFeature:
+        return super().__new__(cls, tuple(shape), dtypes.as_dtype(dtype), allow_missing,
+                               default_value)

@@ -16,6 +16,17 @@ from flowmesh.checkpoint import (
 )
 from flowmesh.distributed.cluster_spec import ClusterDef, ClusterSpec, JobDef
 from flowmesh.distributed.server import Server, ServerDef
+from flowmesh.protos.example import (
+    BytesList,
+    Example,
+    Feature,
+    FeatureList,
+    FeatureLists,
+    Features,
+    FloatList,
+    Int64List,
+    SequenceExample,
+)
 from flowmesh.summary.reader import summary_iterator
 from flowmesh.train.adadelta import AdadeltaOptimizer
 from flowmesh.train.adagrad import AdagradOptimizer
@@ -90,6 +101,8 @@ from flowmesh.train.training_util import (
 )
 
 __all__ = [
+    "BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FloatList",
+    "Int64List", "SequenceExample",
     "ClusterDef",
     "ExponentialMovingAverage",
     "ClusterSpec",
