@@ -1,4 +1,4 @@
-"""A premade DNNClassifier on the digits with tf.estimator.train_and_evaluate.
+"""A premade DNNClassifier on the digits through tf.data with tf.estimator.train_and_evaluate.
 
 Locally:            python examples/estimator_train_and_evaluate.py --model_dir /tmp/run
 On a local cluster: flowmesh launch --chief --ps 1 --workers 2 --evaluator \\
@@ -21,23 +21,22 @@ import flowmesh as tf
 from flowmesh.datasets import load_digits
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model_dir", required=True)
     parser.add_argument("--max_steps", type=int, default=200)
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--save_steps", type=int, default=40)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     (x_train, y_train), (x_test, y_test) = load_digits()
 
     def train_input_fn():
-        # A random batch per step, drawn in the graph from the training set.
-        index = tf.random_uniform([args.batch], 0, len(x_train), dtype=tf.int64)
-        return {"pixels": tf.gather(tf.constant(x_train), index)}, tf.gather(tf.constant(y_train), index)
+        data = tf.data.Dataset.from_tensor_slices(({"pixels": x_train}, y_train))
+        return data.shuffle(len(x_train)).repeat().batch(args.batch)
 
-    def eval_input_fn():
-        return {"pixels": tf.constant(x_test)}, tf.constant(y_test)
+    def eval_input_fn():   # finite: each evaluation reads the test set once
+        return tf.data.Dataset.from_tensor_slices(({"pixels": x_test}, y_test)).batch(200)
 
     columns = [tf.feature_column.numeric_column("pixels", shape=(64,))]
     config = tf.estimator.RunConfig(model_dir=args.model_dir, save_checkpoints_steps=args.save_steps,
@@ -49,6 +48,7 @@ def main() -> None:
         tf.estimator.EvalSpec(eval_input_fn, steps=None, throttle_secs=0))
     if result is not None:
         print("EVAL " + json.dumps({k: float(np.asarray(v)) for k, v in result.items()}), flush=True)
+    return result
 
 
 if __name__ == "__main__":

@@ -44,8 +44,9 @@ def call_input_fn(input_fn: Callable, mode: str, config: Any, params: dict,
                   extra_init_ops: list) -> tuple[Any, Any]:
     """``(features, labels)`` from ``input_fn`` (labels None when it returns features only).
 
-    A dataset result is read through an initializable iterator (its initializer is added to
-    ``extra_init_ops``, run before every evaluation) or a one-shot iterator.
+    A dataset result is read through a one-shot iterator in TRAIN, else through an
+    initializable iterator whose initializer is added to ``extra_init_ops`` (run before
+    every evaluation, so one eval graph serves many checkpoints).
     """
     if not callable(input_fn):
         raise InvalidArgumentError(f"input_fn must be callable, got {input_fn!r}")
@@ -58,7 +59,7 @@ def call_input_fn(input_fn: Callable, mode: str, config: Any, params: dict,
     if "config" in args:
         kwargs["config"] = config
     result = input_fn(**kwargs)
-    if hasattr(result, "make_initializable_iterator"):
+    if mode != "train" and hasattr(result, "make_initializable_iterator"):
         iterator = result.make_initializable_iterator()
         extra_init_ops.append(iterator.initializer)
         result = iterator.get_next()

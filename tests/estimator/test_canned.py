@@ -112,3 +112,20 @@ def test_label_vocabulary_and_wrong_label_dtype(tmp_path):
     with pytest.raises(tf.errors.InvalidArgumentError, match="unsupported optimizer name 'Adamw'"):
         tf.estimator.DNNClassifier([2], COLUMNS, model_dir=str(tmp_path / "o"), optimizer="Adamw",
                                    config=_config()).train(_input(XS, (YS > 1).astype(np.int64), "a"), steps=1)
+
+
+def test_dnn_classifier_through_tf_data(tmp_path):
+    def train_fn():
+        data = tf.data.Dataset.from_tensor_slices(({"x": X_TRAIN}, Y_TRAIN))
+        return data.shuffle(500, seed=1).repeat().batch(64)
+
+    def eval_fn():   # finite: evaluation runs until the dataset is exhausted
+        return tf.data.Dataset.from_tensor_slices(({"x": X_TEST}, Y_TEST)).batch(100)
+
+    est = tf.estimator.DNNClassifier([32], PIXELS, model_dir=str(tmp_path), n_classes=10,
+                                     optimizer="Adam", config=_config())
+    est.train(train_fn, steps=120)
+    assert est.evaluate(eval_fn)["accuracy"] > 0.9
+    preds = list(est.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": X_TEST[:150]}).batch(64)))
+    assert len(preds) == 150
+    assert np.mean([p["class_ids"][0] == y for p, y in zip(preds, Y_TEST)]) > 0.9
