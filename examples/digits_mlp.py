@@ -81,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> float:
     start = time.perf_counter()
     accuracy = train(args.steps, args.batch, args.optimizer, args.learning_rate)
     print(f"test accuracy {accuracy:.4f}  ({time.perf_counter() - start:.1f}s)")
+    print(f"accuracy: {accuracy}")  # the line `flowmesh sweep --metric accuracy` reads
     return accuracy
 
 

@@ -88,7 +88,8 @@ def main() -> float | None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the executors run this Python
     spark = (SparkSession.builder.master(f"local[{args.executors}]").appName("flowmesh-digits")
              .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.ui.enabled", "false").getOrCreate())
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     sc = spark.sparkContext
     mode = TFCluster.InputMode.SPARK if args.input_mode == "spark" else TFCluster.InputMode.TENSORFLOW

@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "launch": "flowmesh.cli.launch",
     "run": "flowmesh.cli.run",
     "k8s": "flowmesh.cli.k8s",
+    "sweep": "flowmesh.cli.sweep",
 }
 
 

@@ -1,5 +1,11 @@
 """A real pyspark ``local[3]`` SparkContext for the flowmesh.spark tests (skipped when
-pyspark or Java is missing; `.ci/run` installs both)."""
+pyspark or Java is missing; `make test` installs both).
+
+The context starts when this directory is collected, not when the first test needs it:
+pyspark launches its JVM with a ``preexec_fn``, which runs Python code in the forked
+child, and a fork taken late in the suite, with the threads earlier tests left behind
+(gRPC, torch, loggers), crashed the whole run with a segmentation fault.
+"""
 
 from __future__ import annotations
 
@@ -22,8 +28,7 @@ cloudpickle.register_pickle_by_value(nodes)  # the executors cannot import the t
 SLOTS = 3
 
 
-@pytest.fixture(scope="session")
-def sc():
+def _start_spark():
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable  # the executors' Python: this venv's
@@ -31,8 +36,17 @@ def sc():
              .config("spark.driver.host", "127.0.0.1")
              .config("spark.driver.bindAddress", "127.0.0.1")
              .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "4")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
-    yield spark.sparkContext
-    spark.stop()
+    return spark
+
+
+_SPARK = _start_spark()
+
+
+@pytest.fixture(scope="session")
+def sc():
+    yield _SPARK.sparkContext
+    _SPARK.stop()
