@@ -10,9 +10,11 @@ each task the partitions of its devices in a compact form that names graph eleme
 
 together with the ops those items need (``core/serialize.py`` subset with stubs). The
 worker rebuilds :class:`~flowmesh.runtime.partition.Partition` objects over its copy of
-the graph and lowers them to executor programs. A Send whose destination is another
-task pushes the value over the data plane to that task's rendezvous; every other Send
-and every Recv use the step's local rendezvous (pushed tensors are delivered into it).
+the graph and runs them with the local session's
+:class:`~flowmesh.runtime.partition_runner.PartitionRunner`. The only distributed part is
+:func:`remote_sends`: a Send whose destination is another task pushes the value over the
+data plane to that task's rendezvous; every other Send and every Recv use the step's
+local rendezvous (pushed tensors are delivered into it).
 """
 
 from __future__ import annotations
@@ -23,11 +25,10 @@ from typing import Any
 
 from flowmesh.core.device_spec import DeviceSpec
 from flowmesh.core.graph import Graph, Operation, Tensor
-from flowmesh.errors import CancelledError, InvalidArgumentError
-from flowmesh.kernels.convert import to_torch
-from flowmesh.runtime.device import Device, DeviceSet
-from flowmesh.runtime.executor import ExecNode, Program
+from flowmesh.errors import InvalidArgumentError
+from flowmesh.runtime.device import DeviceSet
 from flowmesh.runtime.partition import ControlToken, EdgeKey, OpItem, Partition, RecvItem, SendItem
+from flowmesh.runtime.partition_runner import PartitionRunner, RemoteSends
 from flowmesh.runtime.plan import KernelCache
 from flowmesh.runtime.step import StepContext
 
@@ -127,53 +128,17 @@ def _op(graph: Graph, name: Any) -> Operation:
 RemoteSend = Callable[[str, int, EdgeKey, Any], None]
 
 
-def lower(part: Partition, kernels: KernelCache, my_task: str, remote_send: RemoteSend) -> Program:
-    """Compiles a partition; Sends to other tasks call ``remote_send(task, step, key, value)``."""
-    nodes: list[ExecNode] = []
-    device = part.device
-    for item in part.items:
-        if isinstance(item, OpItem):
-            op = item.op
-            fn, needs_step = kernels.get(op, device)
-            nodes.append(ExecNode(op.name, op.type, fn, list(op.inputs), list(op.outputs), needs_step, op))
-        elif isinstance(item, SendItem):
-            has_value = isinstance(item.value, Tensor)
-            dst_task = task_of(item.key.dst_device)
-            if dst_task == my_task:
-                fn = _local_send(item.key, has_value)
-            else:
-                fn = _remote_send(item.key, dst_task, has_value, remote_send)
-            nodes.append(ExecNode(f"_send/{item.key}", "_Send", fn,
-                                  [item.value] if has_value else [], [], True))
-        else:
-            nodes.append(ExecNode(f"_recv/{item.key}", "_Recv", _recv(item.key, device),
-                                  [], [item.value], True))
-    return Program(nodes, part.feeds, part.fetches, name=device.name)
+def remote_sends(my_task: str, send: RemoteSend) -> RemoteSends:
+    """The runner's seam for a worker: a Send to another task calls
+    ``send(task, step_id, key, value)`` (the data plane); every other Send is local."""
 
+    def for_key(key: EdgeKey) -> Callable[[int, Any], None] | None:
+        task = task_of(key.dst_device)
+        if task == my_task:
+            return None
+        return lambda step_id, value: send(task, step_id, key, value)
 
-def _local_send(key: EdgeKey, has_value: bool) -> Callable[..., None]:
-    if has_value:
-        return lambda step, value: step.rendezvous.send(key, value)
-    return lambda step: step.rendezvous.send(key, None)
-
-
-def _remote_send(key: EdgeKey, task: str, has_value: bool, send: RemoteSend) -> Callable[..., None]:
-    if has_value:
-        return lambda step, value: send(task, step.step_id, key, value)
-    return lambda step: send(task, step.step_id, key, None)
-
-
-def _recv(key: EdgeKey, device: Device) -> Callable[..., Any]:
-    target = device.torch_device
-
-    def recv(step: StepContext) -> Any:
-        value = step.rendezvous.recv(key, step.timeout)
-        # strings arrive as NumPy object arrays, which have a .device ("cpu") but no .to
-        if hasattr(value, "to") and getattr(value, "device", target) != target:
-            value = value.to(target, non_blocking=True)
-        return value
-
-    return recv
+    return for_key
 
 
 class TaskGraph:
@@ -185,53 +150,23 @@ class TaskGraph:
     """
 
     def __init__(self, parts: list[Partition], kernels: KernelCache, my_task: str,
-                 remote_send: RemoteSend, feed_names: list[str], fetch_names: list[str]):
-        self.programs = [lower(p, kernels, my_task, remote_send) for p in parts]
+                 remote_send: RemoteSend, feed_names: list[str], fetch_names: list[str],
+                 pool: ThreadPoolExecutor | None = None):
+        feed_index = {name: i for i, name in enumerate(feed_names)}
+        self.runner = PartitionRunner(
+            parts, kernels, {t: feed_index[t.name] for p in parts for t in p.feeds},
+            remote_sends(my_task, remote_send), pool)
         self.feed_names = feed_names
         self.fetch_names = fetch_names
         self.peers = {task_of(item.key.src_device) for p in parts for item in p.items
                       if isinstance(item, RecvItem)} - {my_task}
-        feed_index = {name: i for i, name in enumerate(feed_names)}
-        self._program_feeds = [
-            [(feed_index[t.name], t.dtype, p.device.torch_device) for t in p.feeds] for p in parts
-        ]
-        where: dict[str, tuple[int, int]] = {}
-        for pi, p in enumerate(parts):
-            for fi, t in enumerate(p.fetches):
-                where.setdefault(t.name, (pi, fi))
+        where = {t.name: at for t, at in self.runner.produced.items()}
         missing = [name for name in fetch_names if name not in where]
         if missing:
             raise InvalidArgumentError(None, None, f"Registered graph never produces {missing}")
         self._fetch_from = [where[name] for name in fetch_names]
 
-    def run(self, step: StepContext, feeds: Sequence[Any], pool: ThreadPoolExecutor) -> list[Any]:
+    def run(self, step: StepContext, feeds: Sequence[Any]) -> list[Any]:
         """Runs every partition (concurrently when there are several); returns fetches."""
-        inputs = [[to_torch(feeds[i], dtype, device) for i, dtype, device in program_feeds]
-                  for program_feeds in self._program_feeds]
-        if len(self.programs) == 1:
-            results = [self.programs[0](step, inputs[0])]
-        else:
-            results = _run_concurrently(self.programs, inputs, step, pool)
+        results = self.runner.run(feeds, step)
         return [results[pi][fi] for pi, fi in self._fetch_from]
-
-
-def _run_concurrently(programs: list[Program], inputs: list[list[Any]], step: StepContext,
-                      pool: ThreadPoolExecutor) -> list[list[Any]]:
-    results: list[Any] = [None] * len(programs)
-    errors: list[BaseException] = []
-
-    def run_one(index: int) -> None:
-        try:
-            results[index] = programs[index](step, inputs[index])
-        except BaseException as exc:  # noqa: BLE001 - the first real error is re-raised
-            errors.append(exc)
-            step.rendezvous.abort(exc)
-
-    futures = [pool.submit(run_one, i) for i in range(1, len(programs))]
-    run_one(0)
-    for future in futures:
-        future.result()
-    if errors:
-        primary = [e for e in errors if not isinstance(e, CancelledError)]
-        raise (primary or errors)[0]
-    return results

@@ -36,8 +36,8 @@ from flowmesh.errors import (
 )
 from flowmesh.runtime import placer
 from flowmesh.runtime.device import Device, DeviceSet
-from flowmesh.runtime.partition import Partition, SendItem, partition
-from flowmesh.runtime.plan import prune
+from flowmesh.runtime.partition import Partition, SendItem
+from flowmesh.runtime.plan import fetch_sources, gather_fetches, partition_placed, prune
 
 
 @dataclass
@@ -64,7 +64,7 @@ class _TaskPart:
     task: LocalTask | RemoteTask
     handle: str
     feed_index: list[int]
-    fetch_names: list[str]
+    fetches: list[Tensor]
 
 
 class DistributedPlan:
@@ -83,18 +83,13 @@ class DistributedPlan:
         )
         if session.options.log_device_placement:
             placer.log_placement(placement, session.logged)
-        parts = partition(ops, placement, self.feeds, self.fetches)
-        if not parts:
-            first = view.local.devices()[0]
-            parts = {first: Partition(first)}
+        parts = {p.device: p for p in partition_placed(ops, placement, self.feeds, self.fetches, devices)}
         ordering.delay_mutations(parts)
         self.parts = self._register(view, parts)
         self.local = next((p for p in self.parts if p.task.is_local), None)
         self.remote = [p for p in self.parts if not p.task.is_local]
-        produced = {name: (i, j) for i, p in enumerate(self.parts) for j, name in enumerate(p.fetch_names)}
-        feed_pos = {t: i for i, t in enumerate(self.feeds)}
-        self._fetch_from = [("feed", feed_pos[t]) if t in feed_pos else ("part", produced[t.name])
-                            for t in self.fetches]
+        produced = {t: (i, j) for i, p in enumerate(self.parts) for j, t in enumerate(p.fetches)}
+        self._fetch_from = fetch_sources(self.fetches, {t: i for i, t in enumerate(self.feeds)}, produced)
 
     def _device_set(self, view: ClusterView, ops: list[Operation]) -> DeviceSet:
         needed = view.tasks_for_ops(ops)
@@ -117,10 +112,10 @@ class DistributedPlan:
         for name, task_parts in by_task.items():
             task = view.get(name)
             feeds = sorted({t for p in task_parts for t in p.feeds}, key=lambda t: feed_pos[t])
-            fetches = list(dict.fromkeys(t.name for p in task_parts for t in p.fetches if t in fetch_set))
+            fetches = list(dict.fromkeys(t for p in task_parts for t in p.fetches if t in fetch_set))
             peers = {dst: view.get(dst).data_address() for dst in self._send_targets(task_parts, name)}
             handle = task.register(self.session.handle, self.session.graph, task_parts,
-                                   [t.name for t in feeds], fetches, peers)
+                                   [t.name for t in feeds], [t.name for t in fetches], peers)
             out.append(_TaskPart(task, handle, [feed_pos[t] for t in feeds], fetches))
         return out
 
@@ -165,14 +160,7 @@ class DistributedPlan:
                 self._abort(step_id, exc, aborted)
         if errors:
             raise _primary(errors)
-        out = []
-        for kind, where in self._fetch_from:
-            if kind == "feed":
-                out.append(feed_values[where])
-            else:
-                i, j = where
-                out.append(results[id(self.parts[i])][j])
-        return out
+        return gather_fetches(self._fetch_from, feed_values, [results[id(p)] for p in self.parts])
 
     def _on_done(self, future: Future, step_id: int, aborted: threading.Event) -> None:
         exc = future.exception()

@@ -113,7 +113,7 @@ class WorkerService:
                      else graph_exec.rebuild_partition(p, state.graph, self.devices)
                      for p in partitions]
         task_graph = graph_exec.TaskGraph(parts, state.kernels, self.task_name, self._send_remote,
-                                          list(feeds), list(fetches))
+                                          list(feeds), list(fetches), self._part_pool)
         handle = f"{session}/{secrets.token_hex(6)}"
         with self._lock:
             self._peers.update(peers)
@@ -178,7 +178,7 @@ class WorkerService:
         step = StepContext(step_id=step_id, rendezvous=rendezvous, timeout=timeout,
                            trace=[] if trace is not None else None)
         try:
-            results = task_graph.run(step, feeds, self._part_pool)
+            results = task_graph.run(step, feeds)
         finally:
             self.steps.end(step_id)
         if trace is not None:

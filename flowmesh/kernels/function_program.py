@@ -38,7 +38,8 @@ class FunctionProgram:
     def __init__(self, ctx: KernelContext, graph: Any, outputs: Sequence[Tensor | None], label: str,
                  dummy_dtypes: Sequence[dtypes.DType] | None = None):
         from flowmesh.runtime.partition import OpItem, Partition
-        from flowmesh.runtime.plan import lower_partition, prune
+        from flowmesh.runtime.partition_runner import lower_partition
+        from flowmesh.runtime.plan import prune
 
         fetches = [t for t in outputs if t is not None]
         feeds = list(graph.inputs)

@@ -1,12 +1,11 @@
 """Step plans: what one ``Session.run`` signature executes, built once and cached.
 
-``build_plan`` prunes the graph to what the fetches and targets need (stopping at fed
-tensors), places the ops, splits them into per-device partitions, and compiles each
-partition into a :class:`~flowmesh.runtime.executor.Program`. ``StepPlan.run`` executes
-a single partition in the calling thread; several run concurrently, one pool thread each
-(torch kernels release the GIL), joined by a per-step rendezvous. Partitions on
-host-backed devices (CPUs, simulated GPUs) split the process's intra-op threads between
-them, so two partitions on two cores do not oversubscribe them.
+:class:`StepPlan` prunes the graph to what the fetches and targets need (stopping at fed
+tensors), places the ops, splits them into per-device partitions and hands them to a
+:class:`~flowmesh.runtime.partition_runner.PartitionRunner`, which lowers each into an
+executor program and runs them together (the same runner serves a distributed worker's
+share of a step). ``prune``, ``partition_placed`` and the fetch helpers are shared with
+the distributed master's plans (``distributed/master_session.py``).
 """
 
 from __future__ import annotations
@@ -14,29 +13,15 @@ from __future__ import annotations
 import heapq
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from flowmesh.core.graph import Operation, Tensor
-from flowmesh.errors import CancelledError, OpError
-from flowmesh.kernels.convert import to_torch
+from flowmesh.errors import OpError
 from flowmesh.kernels.registry import KernelContext, get_kernel
 from flowmesh.runtime import placer
-from flowmesh.runtime.device import (
-    Device,
-    DeviceSet,
-    copy_to_device,
-    intra_op_shares,
-    use_intra_op_threads,
-)
-from flowmesh.runtime.executor import ExecNode, Program
-from flowmesh.runtime.partition import (
-    OpItem,
-    Partition,
-    RecvItem,
-    SendItem,
-    partition,
-)
+from flowmesh.runtime.device import Device, DeviceSet
+from flowmesh.runtime.partition import Partition, partition
+from flowmesh.runtime.partition_runner import PartitionRunner
 from flowmesh.runtime.step import StepContext
 
 
@@ -122,53 +107,8 @@ class KernelCache:
         return found
 
 
-def lower_partition(part: Partition, kernels: KernelCache) -> Program:
-    """Turns a partition description into a compiled program for its local device."""
-    nodes: list[ExecNode] = []
-    device = part.device
-    for item in part.items:
-        if isinstance(item, OpItem):
-            op = item.op
-            fn, needs_step = kernels.get(op, device)
-            nodes.append(ExecNode(op.name, op.type, fn, list(op.inputs), list(op.outputs),
-                                  needs_step, op))
-        elif isinstance(item, SendItem):
-            inputs = [item.value] if isinstance(item.value, Tensor) else []
-            nodes.append(ExecNode(f"_send/{item.key}", "_Send", _local_send(item.key, bool(inputs)),
-                                  inputs, [], True))
-        elif isinstance(item, RecvItem):
-            out = item.value
-            nodes.append(ExecNode(f"_recv/{item.key}", "_Recv", _local_recv(item.key, device),
-                                  [], [out], True))
-        else:  # pragma: no cover - partition() only makes the three kinds above
-            raise TypeError(f"unknown partition item {item!r}")
-    return Program(nodes, part.feeds, part.fetches, name=device.name)
-
-
-def _local_send(key: Any, has_value: bool) -> Callable[..., None]:
-    if has_value:
-        def send(step: StepContext, value: Any) -> None:
-            step.rendezvous.send(key, value)
-    else:
-        def send(step: StepContext) -> None:  # type: ignore[misc]
-            step.rendezvous.send(key, None)
-    return send
-
-
-def _local_recv(key: Any, device: Device) -> Callable[..., Any]:
-    target = device.torch_device
-
-    def recv(step: StepContext) -> Any:
-        return copy_to_device(step.rendezvous.recv(key, step.timeout), target)
-
-    return recv
-
-
 class StepPlan:
     """A compiled step for one (fetches, feeds, targets) signature."""
-
-    _pool: ThreadPoolExecutor | None = None
-    _pool_lock = threading.Lock()
 
     def __init__(
         self,
@@ -194,24 +134,11 @@ class StepPlan:
         )
         if log_device_placement is not None:
             log_device_placement(self.placement)
-        parts = partition(ops, self.placement, self.feeds, self.fetches)
-        if not parts:  # nothing to run: only fed tensors are fetched
-            parts = {devices.devices[0]: Partition(devices.devices[0])}
-        self.partitions = list(parts.values())
-        self.programs = [lower_partition(p, kernels) for p in self.partitions]
-        self._feed_index = {t: i for i, t in enumerate(self.feeds)}
-        self._program_feeds = [
-            [(self._feed_index[t], t.dtype, p.device.torch_device) for t in p.feeds]
-            for p in self.partitions
-        ]
-        fetch_from: dict[Tensor, tuple[int, int]] = {}
-        for pi, p in enumerate(self.partitions):
-            for fi, t in enumerate(p.fetches):
-                fetch_from[t] = (pi, fi)
-        self._fetch_sources = [
-            ("feed", self._feed_index[t]) if t in self._feed_index else ("part", fetch_from[t])
-            for t in self.fetches
-        ]
+        self.partitions = partition_placed(ops, self.placement, self.feeds, self.fetches, devices)
+        feed_position = {t: i for i, t in enumerate(self.feeds)}
+        self.runner = PartitionRunner(self.partitions, kernels, feed_position)
+        self.programs = self.runner.programs
+        self._fetch_sources = fetch_sources(self.fetches, feed_position, self.runner.produced)
 
     @property
     def num_ops(self) -> int:
@@ -219,61 +146,38 @@ class StepPlan:
 
     def run(self, feed_values: Sequence[Any], step: StepContext) -> list[Any]:
         """Runs every partition; returns fetched runtime values in fetch order."""
-        inputs = [
-            [to_torch(feed_values[i], dtype, device) for i, dtype, device in feeds]
-            for feeds in self._program_feeds
-        ]
-        if len(self.programs) == 1:
-            results = [self.programs[0](step, inputs[0])]
+        return gather_fetches(self._fetch_sources, feed_values, self.runner.run(feed_values, step))
+
+
+def partition_placed(ops: Sequence[Operation], placement: dict[Operation, Device],
+                     feeds: Sequence[Tensor], fetches: Sequence[Tensor],
+                     devices: DeviceSet) -> list[Partition]:
+    """The per-device partitions of placed ops (one empty partition on the first device
+    when only fed tensors are fetched)."""
+    parts = partition(list(ops), placement, list(feeds), list(fetches))
+    if not parts:
+        first = devices.devices[0]
+        parts = {first: Partition(first)}
+    return list(parts.values())
+
+
+FetchSource = tuple[str, Any]
+
+
+def fetch_sources(fetches: Sequence[Tensor], feed_position: dict[Tensor, int],
+                  produced: dict[Tensor, Any]) -> list[FetchSource]:
+    """Where each fetch comes from: ``("feed", index)`` or ``("part", where)``."""
+    return [("feed", feed_position[t]) if t in feed_position else ("part", produced[t])
+            for t in fetches]
+
+
+def gather_fetches(sources: Sequence[FetchSource], feed_values: Sequence[Any],
+                   results: Sequence[Sequence[Any]]) -> list[Any]:
+    """The fetched values in fetch order; ``where`` of a part source is (part, index)."""
+    out = []
+    for kind, where in sources:
+        if kind == "feed":
+            out.append(feed_values[where])
         else:
-            results = self._run_concurrently(inputs, step)
-        out = []
-        for kind, where in self._fetch_sources:
-            if kind == "feed":
-                out.append(feed_values[where])
-            else:
-                pi, fi = where
-                out.append(results[pi][fi])
-        return out
-
-    def _run_concurrently(self, inputs: list[list[Any]], step: StepContext) -> list[list[Any]]:
-        """Runs the partitions on pool threads (the first one in the calling thread when its
-        share of intra-op threads is the caller's own); the first failure aborts the step's
-        rendezvous so no partition is left waiting on a Recv."""
-        pool = self._thread_pool()
-        results: list[Any] = [None] * len(self.programs)
-        errors: list[BaseException] = []
-        threads, caller_threads = intra_op_shares([p.device for p in self.partitions])
-        first = 1 if threads[0] == caller_threads else 0
-
-        def run_partition(index: int) -> None:
-            try:
-                results[index] = self.programs[index](step, inputs[index])
-            except BaseException as exc:  # noqa: BLE001 - first error is re-raised below
-                errors.append(exc)
-                step.rendezvous.abort(exc)
-
-        def run_one(index: int) -> None:
-            use_intra_op_threads(threads[index])
-            run_partition(index)
-
-        futures = [pool.submit(run_one, i) for i in range(first, len(self.programs))]
-        try:
-            if first:
-                run_partition(0)
-            for f in futures:
-                f.result()
-        except BaseException as exc:  # e.g. KeyboardInterrupt: wake every waiting Recv
-            step.rendezvous.abort(CancelledError(None, None, f"Step interrupted: {exc!r}"))
-            raise
-        if errors:
-            primary = [e for e in errors if not isinstance(e, CancelledError)]
-            raise (primary or errors)[0]
-        return results
-
-    @classmethod
-    def _thread_pool(cls) -> ThreadPoolExecutor:
-        with cls._pool_lock:
-            if cls._pool is None:
-                cls._pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix="flowmesh-partition")
-            return cls._pool
+            out.append(results[where[0]][where[1]])
+    return out
