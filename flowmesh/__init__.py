@@ -8,7 +8,7 @@ from __future__ import annotations
 import flowmesh.kernels  # noqa: F401 - registers kernels
 import flowmesh.ops  # noqa: F401 - registers ops
 from flowmesh import errors
-from flowmesh.core.autodiff import gradients, hessians
+from flowmesh.ops.gradients_impl import gradients, hessians
 from flowmesh.core.convert import convert_to_tensor, register_tensor_conversion_function
 from flowmesh.core.device_spec import DeviceSpec
 from flowmesh.core.dtypes import (
@@ -324,6 +324,7 @@ from flowmesh.runtime.session import (
     Session,
     get_default_session,
 )
+import flowmesh.distributed.client  # noqa: E402, F401 - registers the grpc:// session targets
 
 __version__ = "0.1.0"
 from flowmesh import train

@@ -24,12 +24,11 @@ less helpful message).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flowmesh.core.device_spec import DeviceSpec
-
-if TYPE_CHECKING:
-    from flowmesh.core.graph import Operation
+from flowmesh.core.operation import Operation
+from flowmesh.core.tensor import Tensor
 
 DeviceScopeEntry = DeviceSpec | Callable[[Any], Any] | None
 
@@ -107,8 +106,6 @@ def colocation_target(value: Any) -> Operation:
     Raises:
         TypeError: when ``value`` is none of these.
     """
-    from flowmesh.core.graph import Operation, Tensor
-
     if isinstance(value, Operation):
         return value
     if isinstance(value, Tensor):

@@ -7,9 +7,22 @@ update only the touched rows (and, across tasks, only those rows travel).
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Callable
 from typing import Any
 
 from flowmesh.core.graph import Tensor
+from flowmesh.core.shapes import unknown_shape
+
+# Graph ops IndexedSlices uses, registered by flowmesh.ops (the core creates no op types):
+# "negative" (math_ops.negative) and "shape_from_tensor" (the static shape a shape tensor
+# describes, ops/_builders.py).
+_ops: dict[str, Callable[[Any], Any]] = {}
+
+
+def register_indexed_slices_op(name: str, fn: Callable[[Any], Any]) -> None:
+    """Registers the ops function ``name`` that :class:`IndexedSlices` methods call."""
+    _ops[name] = fn
+
 
 IndexedSlicesValue = namedtuple("IndexedSlicesValue", ["values", "indices", "dense_shape"])
 
@@ -56,13 +69,9 @@ class IndexedSlices:
 
     @property
     def shape(self) -> Any:
-        from flowmesh.ops._builders import shape_from_tensor
-
         if self._dense_shape is None:
-            from flowmesh.core.shapes import unknown_shape
-
             return unknown_shape()
-        return shape_from_tensor(self._dense_shape)
+        return _ops["shape_from_tensor"](self._dense_shape)
 
     def get_shape(self) -> Any:
         return self.shape
@@ -82,6 +91,4 @@ class IndexedSlices:
                 f"{', dense_shape=' + str(self._dense_shape) if self._dense_shape is not None else ''})")
 
     def __neg__(self) -> IndexedSlices:
-        from flowmesh.ops import math_ops
-
-        return IndexedSlices(math_ops.negative(self._values), self._indices, self._dense_shape)
+        return IndexedSlices(_ops["negative"](self._values), self._indices, self._dense_shape)

@@ -126,7 +126,7 @@ class Operation:
 
     def run(self, feed_dict: dict | None = None, session: Any = None) -> None:
         """Runs this operation in ``session`` (default: the default session)."""
-        from flowmesh.runtime.session import get_default_session_or_raise
+        from flowmesh.core.default_session import get_default_session_or_raise
 
         (session or get_default_session_or_raise()).run(self, feed_dict=feed_dict)
 

@@ -72,7 +72,7 @@ class Tensor:
 
     def eval(self, feed_dict: dict | None = None, session: Any = None) -> Any:
         """Runs this tensor in ``session`` (default: the default session)."""
-        from flowmesh.runtime.session import get_default_session_or_raise
+        from flowmesh.core.default_session import get_default_session_or_raise
 
         return (session or get_default_session_or_raise()).run(self, feed_dict=feed_dict)
 

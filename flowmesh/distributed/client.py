@@ -34,6 +34,7 @@ from flowmesh.distributed.server import local_server_for
 from flowmesh.errors import OpError
 from flowmesh.runtime.device import Device
 from flowmesh.runtime.options import ConfigProto
+from flowmesh.runtime.session import register_session_target
 from flowmesh.runtime.step import StepContext
 
 
@@ -208,3 +209,6 @@ def reset_target(target: str, containers: Sequence[str] | None = None) -> None:
         rpc.call("ResetContainers", {"containers": list(containers or [])})
     finally:
         rpc.close()
+
+
+register_session_target("grpc://", GrpcBackend, reset_target)

@@ -17,6 +17,7 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Operation, Tensor, graph_of
+from flowmesh.core.indexed_slices import register_indexed_slices_op
 from flowmesh.core.shapes import TensorShape, broadcast_shapes, unknown_shape
 
 Spec = tuple[dtypes.DType, TensorShape]
@@ -182,3 +183,6 @@ def shape_from_tensor(tensor: Tensor) -> TensorShape:
     if tensor.shape.rank == 1 and tensor.shape.as_list()[0] is not None:
         return unknown_shape(tensor.shape.as_list()[0])
     return unknown_shape()
+
+
+register_indexed_slices_op("shape_from_tensor", shape_from_tensor)

@@ -23,7 +23,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowmesh.core import dtypes
-from flowmesh.core.autodiff import gradients
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.function import (
     FuncGraph,
@@ -37,6 +36,7 @@ from flowmesh.core.graph import Graph, Operation, Tensor, get_default_graph, gra
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import unknown_shape
 from flowmesh.ops import _structure as nest
+from flowmesh.ops.gradients_impl import gradients
 
 
 def _function_op_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:

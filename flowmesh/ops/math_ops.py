@@ -21,6 +21,7 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
+from flowmesh.core.indexed_slices import IndexedSlices, register_indexed_slices_op
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
@@ -164,6 +165,7 @@ def _bool_out(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 
 # --- unary ops (gradients as in TensorFlow's math_grad.py) ---------------------------------
 negative = _unary("Neg", "Neg", lambda op, g: [negative(g)])
+register_indexed_slices_op("negative", negative)
 abs = _unary("Abs", "Abs", lambda op, g: [g * sign(_x(op))], REAL_NUMERIC)  # noqa: A001
 sign = _unary("Sign", "Sign", lambda op, g: [array_ops.zeros_like(_x(op))])
 square = _unary("Square", "Square", lambda op, g: [g * (_x(op) + _x(op))])
@@ -296,8 +298,6 @@ def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Any:
     Raises:
         ValueError: ``scalar`` is not a scalar.
     """
-    from flowmesh.core.indexed_slices import IndexedSlices
-
     s = convert_to_tensor(scalar, dtype=x.dtype if hasattr(x, "dtype") else None, name="scalar")
     if s.shape.rank not in (None, 0):
         raise ValueError(f"Only scalar multiply works, got shape {s.shape}")

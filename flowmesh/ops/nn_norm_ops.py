@@ -118,7 +118,7 @@ def batch_norm_backward(dy: Tensor, x: Tensor, scale: Tensor, mean: Tensor, vari
 
 
 def _fused_bn_grad_grad(op: Any, *grads: Tensor) -> list:
-    from flowmesh.core.autodiff import gradients
+    from flowmesh.ops.gradients_impl import gradients
 
     dy, x, scale, mean, variance = op.inputs[:5]
     outs = batch_norm_backward(dy, x, scale, mean, variance, op.attrs["epsilon"],

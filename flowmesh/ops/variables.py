@@ -220,7 +220,7 @@ class Variable(metaclass=VariableMeta):
 
     def load(self, value: Any, session: Any = None) -> None:
         """Writes ``value`` into the variable in ``session`` without adding ops."""
-        from flowmesh.runtime.session import get_default_session_or_raise
+        from flowmesh.core.default_session import get_default_session_or_raise
 
         (session or get_default_session_or_raise()).run(
             self._initializer_value, feed_dict={self._initial_value: value})

@@ -27,7 +27,6 @@ from __future__ import annotations
 from typing import Any
 
 from flowmesh.core import dtypes
-from flowmesh.core.autodiff import gradients
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.function import (
     FuncGraph,
@@ -41,6 +40,7 @@ from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.shapes import TensorShape, unknown_shape
 from flowmesh.ops import math_ops
 from flowmesh.ops.cond import create_function_op, unify_captures
+from flowmesh.ops.gradients_impl import gradients
 
 
 def while_grad(op: Operation, *grads: Any) -> list[Any]:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from flowmesh.core import dtypes
 from flowmesh.core.convert import to_numpy as python_to_numpy
+from flowmesh.core.default_session import get_default_session, session_stack  # noqa: F401 - tf.get_default_session
 from flowmesh.core.graph import Graph, Operation, Tensor, get_default_graph
 from flowmesh.core.shapes import format_dims
 from flowmesh.errors import InvalidArgumentError
@@ -93,17 +94,39 @@ class LocalBackend:
         self._plans.clear()
 
 
+# --- session targets ---------------------------------------------------------------------------
+_TARGETS: dict[str, tuple[Callable[..., Any], Callable[..., None]]] = {}
+
+
+def register_session_target(scheme: str, backend: Callable[..., Any],
+                            reset: Callable[..., None]) -> None:
+    """Registers the backend of targets ``scheme...`` (e.g. ``"grpc://"``).
+
+    Args:
+        scheme: the target prefix the backend serves.
+        backend: ``backend(target, graph, config)`` -> a session backend.
+        reset: ``reset(target, containers)`` for ``Session.reset``.
+    """
+    _TARGETS[scheme] = (backend, reset)
+
+
+def _target_handler(target: str) -> tuple[Callable[..., Any], Callable[..., None]] | None:
+    if not isinstance(target, str):
+        return None
+    return next((h for scheme, h in _TARGETS.items() if target.startswith(scheme)), None)
+
+
 def _make_backend(target: str, graph: Graph, config: ConfigProto) -> Any:
     if target in ("", "local", None):
         return LocalBackend(graph, config)
-    if isinstance(target, str) and target.startswith("grpc://"):
-        from flowmesh.distributed.client import GrpcBackend
-
-        return GrpcBackend(target, graph, config)
+    handler = _target_handler(target)
+    if handler is not None:
+        return handler[0](target, graph, config)
     raise InvalidArgumentError(
         None, None,
         f"Unsupported session target {target!r}: use '' for a local session or "
-        "'grpc://host:port' (e.g. server.target) for a distributed one.",
+        "'grpc://host:port' (e.g. server.target) for a distributed one"
+        + ("" if _TARGETS else " (import flowmesh.distributed.client to register grpc://)") + ".",
     )
 
 
@@ -283,7 +306,7 @@ class BaseSession:
     @contextlib.contextmanager
     def as_default(self) -> Iterator[BaseSession]:
         """Makes this the default session for ``Tensor.eval`` and ``Operation.run``."""
-        stack = _session_stack()
+        stack = session_stack()
         stack.append(self)
         try:
             yield self
@@ -314,11 +337,9 @@ class Session(BaseSession):
     @staticmethod
     def reset(target: str, containers: Sequence[str] | None = None, config: Any = None) -> None:
         """Clears the resource containers (variables) of a server."""
-        if not target.startswith("grpc://"):
-            return
-        from flowmesh.distributed.client import reset_target
-
-        reset_target(target, containers)
+        handler = _target_handler(target)
+        if handler is not None:
+            handler[1](target, containers)
 
 
 class InteractiveSession(BaseSession):
@@ -326,43 +347,16 @@ class InteractiveSession(BaseSession):
 
     def __init__(self, target: str = "", graph: Graph | None = None, config: ConfigProto | None = None):
         super().__init__(target, graph, config)
-        _session_stack().append(self)
+        session_stack().append(self)
         self._installed = True
 
     def close(self) -> None:
         super().close()
         if getattr(self, "_installed", False):
             self._installed = False
-            stack = _session_stack()
+            stack = session_stack()
             if self in stack:
                 stack.remove(self)
-
-
-# --- default session ------------------------------------------------------------------------
-_thread_state = threading.local()
-_global_sessions: list[Any] = []
-
-
-def _session_stack() -> list[Any]:
-    stack = getattr(_thread_state, "stack", None)
-    if stack is None:
-        stack = _thread_state.stack = []
-    return stack
-
-
-def get_default_session() -> BaseSession | None:
-    stack = _session_stack()
-    return stack[-1] if stack else None
-
-
-def get_default_session_or_raise() -> BaseSession:
-    session = get_default_session()
-    if session is None:
-        raise ValueError(
-            "Cannot evaluate tensor using `eval()`: No default session is registered. Use "
-            "`with sess.as_default()` or pass an explicit session to `eval(session=sess)`"
-        )
-    return session
 
 
 # --- helpers ---------------------------------------------------------------------------------

@@ -23,11 +23,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowmesh.core import dtypes
-from flowmesh.core.autodiff import gradients as _gradients
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.ops import array_ops, control_flow_ops, math_ops
+from flowmesh.ops.gradients_impl import gradients as _gradients
 from flowmesh.ops.reduction_ops import unsorted_segment_sum
 from flowmesh.ops.variables import Variable, trainable_variables
 

@@ -173,7 +173,7 @@ def start_queue_runners(sess: Any = None, coord: Any = None, daemon: bool = True
         ValueError: no session given and no default session.
     """
     if sess is None:
-        from flowmesh.runtime.session import get_default_session
+        from flowmesh.core.default_session import get_default_session
 
         sess = get_default_session()
         if sess is None:

@@ -20,6 +20,7 @@ from flowmesh.core import dtypes, registry
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Operation, Tensor, graph_of
 from flowmesh.core.indexed_slices import IndexedSlices
+from flowmesh.ops import array_ops, math_ops
 
 _BACKPROP_DTYPES = {"float16", "bfloat16", "float32", "float64", "complex64", "complex128",
                     "resource", "variant"}
@@ -76,8 +77,6 @@ def gradients(
         with graph.name_scope("grad_ys"):
             for y, gy in zip(ys_list, grad_ys_list):
                 if gy is None:
-                    from flowmesh.ops import array_ops
-
                     gy = array_ops.ones_like(y, name=f"grad_ys_{ys_list.index(y)}")
                 else:
                     gy = gy if isinstance(gy, IndexedSlices) else convert_to_tensor(gy, dtype=y.dtype)
@@ -87,8 +86,6 @@ def gradients(
         for x in xs_list:
             g = _aggregate(grads.get(x, []))
             if g is None and unconnected_gradients == "zero":
-                from flowmesh.ops import array_ops
-
                 g = array_ops.zeros_like(x)
             results.append(g)
     return results
@@ -171,8 +168,6 @@ def _call_grad_fn(graph: Any, op: Operation, out_grads: list[Any], colocate: boo
     filled = []
     for t, g in zip(op.outputs, out_grads):
         if g is None and _backpropagatable(t) and t.dtype != dtypes.resource:
-            from flowmesh.ops import array_ops
-
             g = array_ops.zeros_like(t)
         filled.append(g)
     scope = graph.colocate_with(op) if colocate else contextlib.nullcontext()
@@ -193,8 +188,6 @@ def _aggregate(contributions: list[Any]) -> Any:
         return None
     if len(contributions) == 1:
         return contributions[0]
-    from flowmesh.ops import array_ops, math_ops
-
     if all(isinstance(g, IndexedSlices) for g in contributions):
         return IndexedSlices(
             array_ops.concat([g.values for g in contributions], 0),
@@ -212,8 +205,6 @@ def hessians(ys: Any, xs: Any, name: str = "hessians", colocate_gradients_with_o
     Each x must have a fully defined static shape. The rows are built with one gradient
     per element of the flattened first gradient.
     """
-    from flowmesh.ops import array_ops
-
     xs_list = [_as_x(x) for x in _as_list(xs)]
     first = gradients(ys, xs_list, name=name)
     out = []
