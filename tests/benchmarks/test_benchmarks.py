@@ -77,3 +77,11 @@ def test_tiny_ops_graph_computes_the_same_as_torch() -> None:
     ours = tiny_ops.graph_contender("flowmesh", tf, data, 40).setup(harness.Settings())()
     theirs = tiny_ops.torch_contender(data, 40).setup(harness.Settings())()
     np.testing.assert_allclose(ours, theirs, rtol=1e-5)
+
+
+def test_estimator_overhead_benchmark_runs(capsys) -> None:
+    from benchmarks import estimator_overhead
+
+    records = estimator_overhead.main(["--repeats", "1", "--steps", "30", "--quiet"])
+    assert [(r["bench"], r["peer"]) for r in records] == [("estimator_overhead", "mts_loop")] * 2
+    assert all(r["flowmesh"] > 0 and r["peer_value"] > 0 for r in records)
