@@ -357,6 +357,33 @@ from flowmesh.ops.decode_ops import decode_csv, decode_raw
 from flowmesh.data.structure import TensorSpec
 from flowmesh.ops.variable_creator import variable_creator_scope
 from flowmesh import graph_util
+from flowmesh import bitwise, debugging, dtypes, random
+from flowmesh.ops.check_ops import (
+    assert_equal,
+    assert_greater,
+    assert_greater_equal,
+    assert_integer,
+    assert_less,
+    assert_less_equal,
+    assert_near,
+    assert_negative,
+    assert_non_negative,
+    assert_non_positive,
+    assert_none_equal,
+    assert_positive,
+    assert_proper_iterable,
+    assert_rank,
+    assert_rank_at_least,
+    assert_rank_in,
+    assert_same_float_dtype,
+    assert_scalar,
+    assert_type,
+    check_numerics,
+    is_non_decreasing,
+    is_numeric_tensor,
+    is_strictly_increasing,
+    verify_tensor_all_finite,
+)
 from flowmesh.core.graph_def import make_ndarray, make_tensor_proto
 from flowmesh.core.importer import import_graph_def
 from flowmesh.protos.graph import AttrValue, GraphDef, NameAttrList, NodeDef, VersionDef

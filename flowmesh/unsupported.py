@@ -15,6 +15,8 @@ from flowmesh.errors import UnimplementedError
 TPU = "TPUs are not a flowmesh device (it runs on CPUs and CUDA GPUs through torch)"
 LITE = "TensorFlow Lite is a separate runtime flowmesh does not target"
 EAGER = "flowmesh runs TensorFlow 1.x graph mode; eager execution and tf.function are not implemented"
+QUANTIZED = ("quantized dtypes (qint8, quint8, ...) and the ops on them are not implemented: flowmesh's "
+             "kernels use torch's float and integer tensors")
 V1_CONTROL_FLOW = ("TensorFlow 1.x's low-level dataflow control-flow primitives (Enter/Exit/Switch/Merge frames) "
                    "do not exist in flowmesh, whose cond/while_loop are functional (If/While)")
 

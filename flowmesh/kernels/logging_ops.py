@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 import numpy as np
+import torch
 
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.convert import to_numpy
@@ -82,5 +83,18 @@ def _print(ctx: KernelContext):
             sys.stderr.write(line + "\n")
             sys.stderr.flush()
         return value
+
+    return run
+
+
+@kernel("CheckNumerics")
+def _check_numerics(ctx: KernelContext):
+    message = ctx.attr("message", "")
+
+    def run(x: Any) -> Any:
+        if not bool(torch.isfinite(x).all()):
+            kind = "NaN" if bool(torch.isnan(x).any()) else "Inf"
+            raise InvalidArgumentError(f"{message} : Tensor had {kind} values")
+        return x
 
     return run

@@ -1,0 +1,8 @@
+# ruff: noqa: F401 - a namespace module: every import is a re-export
+"""``tf.random``: the TensorFlow 2 spellings of the random ops (``tf.random.normal`` is
+``tf.random_normal``), with TensorFlow's graph-level / op-level seed rules."""
+
+from flowmesh.ops.random_ops import categorical, get_seed, multinomial, set_random_seed, truncated_normal
+from flowmesh.ops.random_ops import random_normal as normal
+from flowmesh.ops.random_ops import random_shuffle as shuffle
+from flowmesh.ops.random_ops import random_uniform as uniform
