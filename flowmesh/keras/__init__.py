@@ -1,6 +1,22 @@
 """``tf.keras`` in graph mode: layers, models, training, callbacks (TensorFlow's Keras API
 built on flowmesh graphs and sessions)."""
 
-from flowmesh.keras import activations, backend, initializers, layers, regularizers
+from flowmesh.keras import (
+    activations,
+    backend,
+    callbacks,
+    initializers,
+    layers,
+    losses,
+    metrics,
+    models,
+    optimizers,
+    regularizers,
+    utils,
+)
+from flowmesh.keras.engine.input_layer import Input
+from flowmesh.keras.engine.sequential import Sequential
+from flowmesh.keras.engine.training import Model
 
-__all__ = ["activations", "backend", "initializers", "layers", "regularizers"]
+__all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "initializers", "layers",
+           "losses", "metrics", "models", "optimizers", "regularizers", "utils"]

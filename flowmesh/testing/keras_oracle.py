@@ -85,7 +85,10 @@ def _run_side(tf: Any, layers: Any, build: Build, x_value: np.ndarray, cotangent
         cot = tf.constant(rng.standard_normal([d or x_value.shape[0] for d in y.shape.as_list()])
                           .astype(np.float32))
         loss = tf.reduce_sum(y * cot)
-        grads = tf.gradients(loss, [x] + trainable)
+        wrt = [x] + trainable
+        grads = tf.gradients(loss, wrt)
+        grad_names = [t.name for t, g in zip(wrt, grads) if g is not None]
+        grads = [g for g in grads if g is not None]
         updates = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
         with tf.Session(graph=graph, config=config) as sess:
             sess.run(tf.global_variables_initializer())
@@ -101,28 +104,46 @@ def _run_side(tf: Any, layers: Any, build: Build, x_value: np.ndarray, cotangent
             if updates:
                 sess.run(updates, {x: x_value})
             after = {v.name: sess.run(v) for v in variables}
+    grad_values = [_densify(g) for g in grad_values]
     return {"out": out, "grads": grad_values, "start": start, "after": after,
-            "trainable": [v.name for v in trainable], "output_name": y.name,
+            "trainable": [v.name for v in trainable], "output_name": y.name, "grad_names": grad_names,
             "shape": y.shape.as_list(), "n_updates": len(updates)}
 
 
-def compare_layer(build: Build, x_value: np.ndarray, rtol: float = 1e-4, atol: float = 1e-5) -> dict[str, Any]:
+def _densify(value: Any) -> np.ndarray:
+    """A dense array from a gradient value (IndexedSlices values are scattered and summed)."""
+    if hasattr(value, "indices") and hasattr(value, "values"):
+        dense = np.zeros(tuple(value.dense_shape), dtype=np.asarray(value.values).dtype)
+        np.add.at(dense, np.asarray(value.indices), np.asarray(value.values))
+        return dense
+    return np.asarray(value)
+
+
+def compare_layer(build: Build, x_value: np.ndarray, rtol: float = 1e-4, atol: float = 1e-5,
+                  keras: bool = False) -> dict[str, Any]:
     """Runs ``build(tf, layers, x)`` in TensorFlow and flowmesh from the same weights and
     asserts equal variable names, static shapes, outputs, gradients and updated variables.
+    ``layers`` is ``tf.layers`` (or ``tf.keras.layers`` with ``keras=True``).
 
     Returns:
         flowmesh's results (``out``, ``grads``, ``start``, ``after``, ...).
     """
     import flowmesh
 
-    tf1, tf_layers = require_tf_layers()
+    if keras:
+        tf1, tf_keras = require_tf_keras()
+        tf_layers, our_layers = tf_keras.layers, flowmesh.keras.layers
+    else:
+        tf1, tf_layers = require_tf_layers()
+        our_layers = flowmesh.layers
     theirs = _run_side(tf1, tf_layers, build, x_value, 0, None, session_config(tf1))
-    ours = _run_side(flowmesh, flowmesh.layers, build, x_value, 0, theirs["start"], None)
+    ours = _run_side(flowmesh, our_layers, build, x_value, 0, theirs["start"], None)
     assert ours["trainable"] == theirs["trainable"], (ours["trainable"], theirs["trainable"])
+    assert ours["grad_names"] == theirs["grad_names"], (ours["grad_names"], theirs["grad_names"])
     assert ours["shape"] == theirs["shape"], (ours["shape"], theirs["shape"])
     assert ours["n_updates"] == theirs["n_updates"], (ours["n_updates"], theirs["n_updates"])
     np.testing.assert_allclose(ours["out"], theirs["out"], rtol=rtol, atol=atol, err_msg="output")
-    for name, a, b in zip(["x"] + ours["trainable"], ours["grads"], theirs["grads"]):
+    for name, a, b in zip(ours["grad_names"], ours["grads"], theirs["grads"]):
         np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=f"gradient of {name}")
     for name, value in theirs["after"].items():
         np.testing.assert_allclose(ours["after"][name], value, rtol=rtol, atol=atol,

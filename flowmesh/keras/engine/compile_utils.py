@@ -1,0 +1,145 @@
+"""What ``Model.compile`` resolves (before anything enters the graph) and the graph it
+builds once per model: target and sample-weight placeholders, the total loss, metric
+means, the train op (optimizer step + the model's update ops)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from flowmesh.core import dtypes
+from flowmesh.core.graph import get_default_graph
+from flowmesh.keras import losses as losses_lib
+from flowmesh.keras import metrics as metrics_lib
+from flowmesh.keras import optimizers
+
+
+@dataclass
+class CompileConfig:
+    """The resolved ``compile`` arguments, one loss / weight / metric list per output."""
+
+    optimizer: Any
+    loss_fns: list[Any]
+    loss_weights: list[float]
+    metric_specs: list[list[Any]]
+    output_names: list[str]
+    metric_names: list[str] = field(default_factory=list)
+
+
+def _per_output(value: Any, names: list[str], what: str) -> list[Any]:
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - set(names))
+        if unknown:
+            raise ValueError(f"Unknown entries in {what} dictionary: {unknown}. Only expected the following "
+                             f"keys: {names}")
+        return [value.get(n) for n in names]
+    if isinstance(value, (list, tuple)) and what != "metrics":
+        if len(value) != len(names):
+            raise ValueError(f"When passing a list as {what}, it should have one entry per model output. The "
+                             f"model has {len(names)} outputs ({names}), but you passed {what}={value!r}")
+        return list(value)
+    return [value] * len(names)
+
+
+def resolve(optimizer: Any, loss: Any, metrics: Any, loss_weights: Any, output_names: list[str],
+            output_shapes: list[Any]) -> CompileConfig:
+    """Validates and resolves every name (raising ValueError listing the valid names)."""
+    opt = optimizers.get(optimizer)
+    if loss is None:
+        raise ValueError("compile() needs a `loss` (a name such as 'mse', a function or a tf.keras.losses.Loss)")
+    loss_fns = [losses_lib.get(item) for item in _per_output(loss, output_names, "loss")]
+    weights = _per_output(loss_weights if loss_weights is not None else 1.0, output_names, "loss_weights")
+    if isinstance(metrics, dict):
+        per_output = _per_output(metrics, output_names, "metrics")
+    else:
+        per_output = [metrics] * len(output_names)
+    specs: list[list[Any]] = []
+    names: list[str] = []
+    for i, (entries, fn) in enumerate(zip(per_output, loss_fns)):
+        resolved = []
+        for entry in (entries if isinstance(entries, (list, tuple)) else [entries] if entries else []):
+            name, metric = metrics_lib.resolve(entry, fn, output_shapes[i])
+            if len(output_names) > 1:
+                name = f"{output_names[i]}_{name}"
+            resolved.append((name, metric))
+            names.append(name)
+        specs.append(resolved)
+    return CompileConfig(opt, loss_fns, [float(w if w is not None else 1.0) for w in weights], specs,
+                         output_names, names)
+
+
+class TrainingGraph:
+    """The placeholders and fetches of one compiled model in one graph (built once)."""
+
+    def __init__(self, model: Any, config: CompileConfig, target_shapes: list[tuple]):
+        from flowmesh.ops import math_ops
+        from flowmesh.ops.constant_op import constant, placeholder, placeholder_with_default
+        from flowmesh.ops.reduction_ops import reduce_mean
+
+        self.graph = get_default_graph()
+        self.inputs = list(model.inputs)
+        outputs = list(model.outputs)
+        self.targets, self.sample_weights = [], []
+        per_output_losses = []
+        metric_tensors = []
+        with self.graph.name_scope(None):
+            for i, (out, fn) in enumerate(zip(outputs, config.loss_fns)):
+                name = config.output_names[i]
+                target = placeholder(dtypes.float32, [None] + list(target_shapes[i][1:]), name=f"{name}_target")
+                weight = placeholder_with_default(constant([1.0]), [None], name=f"{name}_sample_weights")
+                self.targets.append(target)
+                self.sample_weights.append(weight)
+                with self.graph.name_scope(f"loss/{name}_loss" if len(outputs) > 1 else "loss"):
+                    if isinstance(fn, losses_lib.Loss):
+                        value = fn(target, out, sample_weight=weight)
+                    else:
+                        value = losses_lib.reduce_weighted(fn(target, out), weight)
+                per_output_losses.append(value * config.loss_weights[i] if config.loss_weights[i] != 1.0 else value)
+                with self.graph.name_scope("metrics"):
+                    for _, metric in config.metric_specs[i]:
+                        metric_tensors.append(reduce_mean(math_ops.cast(metric(target, out), dtypes.float32)))
+            total = per_output_losses[0] if len(per_output_losses) == 1 else math_ops.add_n(per_output_losses)
+            regularization = [loss for loss in model.losses]
+            if regularization:
+                total = math_ops.add_n([total] + regularization)
+            self.total_loss = total
+            self.metric_tensors = metric_tensors
+            self.outputs = outputs
+        self._train_op: Any = None
+        self.model = model
+        self.config = config
+
+    def train_op(self) -> Any:
+        """The optimizer step grouped with the model's update ops (built on first use)."""
+        if self._train_op is None:
+            from flowmesh.ops.control_flow_ops import group
+
+            with self.graph.name_scope(None):
+                params = self.model.trainable_weights
+                if not params:
+                    raise ValueError(f"Model {self.model.name} has no trainable weights to train.")
+                step = self.config.optimizer.get_updates(self.total_loss, params)
+                self._train_op = group(step, *self.model.updates, name="train_step")
+        return self._train_op
+
+    def feed(self, xs: list[Any], ys: list[Any] | None = None, weights: list[Any] | None = None,
+             training: bool = False) -> dict[Any, Any]:
+        """A feed dict for one batch (NumPy arrays, cast to each placeholder's dtype)."""
+        from flowmesh.keras import backend
+
+        feed = {p: _cast(x, p) for p, x in zip(self.inputs, xs)}
+        if ys is not None:
+            feed.update({p: _cast(y, p) for p, y in zip(self.targets, ys)})
+        if weights is not None:
+            feed.update({p: w for p, w in zip(self.sample_weights, weights) if w is not None})
+        phase = backend._LEARNING_PHASES.get(self.graph)
+        if training and phase is not None:
+            feed[phase] = True
+        return feed
+
+
+def _cast(value: Any, placeholder: Any) -> Any:
+    import numpy as np
+
+    dtype = placeholder.dtype.as_numpy_dtype
+    return value if getattr(value, "dtype", None) == dtype else np.asarray(value, dtype=dtype)

@@ -1,0 +1,80 @@
+"""The layer graph of a functional model: which layer calls, in which order, connect the
+model's inputs to its outputs, and how to replay them on new inputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowmesh.keras.engine import node as node_lib
+from flowmesh.ops import _structure as nest
+
+
+def nodes_between(inputs: list[Any], outputs: list[Any]) -> list[node_lib.Node]:
+    """The nodes from ``inputs`` to ``outputs`` in an order where each node follows the nodes
+    that produce its inputs (Input nodes excluded).
+
+    Raises:
+        ValueError: an output was not produced by Keras layers, or the outputs need a tensor
+            that is not among ``inputs`` (names the tensor and the layer that needs it).
+    """
+    input_ids = {id(t) for t in inputs}
+    ordered: list[node_lib.Node] = []
+    seen: set[int] = set()
+
+    def visit(tensor: Any, consumer: str) -> None:
+        if id(tensor) in input_ids:
+            return
+        found = node_lib.history(tensor)
+        if found is None:
+            raise ValueError(
+                f"Graph disconnected: cannot obtain value for tensor {tensor.name} needed by {consumer}: "
+                "it was not produced by a Keras layer from the model's inputs. Pass every input "
+                "(tf.keras.Input) the outputs depend on to Model(inputs=...)."
+            )
+        layer, index, _ = found
+        node = layer._inbound_nodes[index]
+        if id(node) in seen:
+            return
+        if not node.input_tensors:
+            raise ValueError(
+                f"Graph disconnected: cannot obtain value for tensor {tensor.name} (input layer "
+                f"\"{layer.name}\") needed by {consumer}; it is not one of the model's inputs "
+                f"{[t.name for t in inputs]}."
+            )
+        seen.add(id(node))
+        for parent in node.input_tensors:
+            visit(parent, f'layer "{layer.name}"')
+        ordered.append(node)
+
+    for out in outputs:
+        visit(out, "the model's outputs")
+    return ordered
+
+
+def layers_of(nodes: list[node_lib.Node], inputs: list[Any]) -> list[Any]:
+    """Input layers first, then each layer once, in first-call order."""
+    layers: list[Any] = []
+    for tensor in inputs:
+        found = node_lib.history(tensor)
+        if found is not None and found[0] not in layers:
+            layers.append(found[0])
+    for node in nodes:
+        if node.layer not in layers:
+            layers.append(node.layer)
+    return layers
+
+
+def replay(nodes: list[node_lib.Node], inputs: list[Any], new_inputs: list[Any], outputs: list[Any],
+           training: Any = None) -> list[Any]:
+    """Calls the layers of ``nodes`` again on ``new_inputs`` (weights are shared) and returns
+    the tensors corresponding to ``outputs``."""
+    mapping = {id(old): new for old, new in zip(inputs, new_inputs)}
+    for node in nodes:
+        args = nest.map_structure(lambda t: mapping.get(id(t), t), node.structure)
+        kwargs = dict(node.call_kwargs)
+        if training is not None and getattr(node.layer, "_expects_training", False) and "training" not in kwargs:
+            kwargs["training"] = training
+        result = node.layer(args, **kwargs)
+        for old, new in zip(node.output_tensors, nest.flatten(result)):
+            mapping[id(old)] = new
+    return [mapping.get(id(t), t) for t in outputs]

@@ -1,0 +1,95 @@
+"""``UpSampling2D`` (nearest neighbour) and ``TimeDistributed``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowmesh.keras.engine.base_layer import Layer
+from flowmesh.keras.engine.input_spec import InputSpec
+from flowmesh.keras.layers.convolutional import normalize_data_format, normalize_tuple
+from flowmesh.ops import array_ops
+
+
+class UpSampling2D(Layer):
+    """Repeats rows and columns ``size`` times (``interpolation="nearest"``)."""
+
+    def __init__(self, size: Any = (2, 2), data_format: str | None = None, interpolation: str = "nearest",
+                 **kwargs: Any):
+        super().__init__(**kwargs)
+        if interpolation != "nearest":
+            raise NotImplementedError(f"UpSampling2D: interpolation={interpolation!r} is not supported by "
+                                      "flowmesh; use 'nearest'")
+        self.size = normalize_tuple(size, 2, "size")
+        self.data_format = normalize_data_format(data_format)
+        self.interpolation = interpolation
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs: Any) -> Any:
+        x = inputs
+        if self.data_format == "channels_first":
+            x = array_ops.transpose(x, [0, 2, 3, 1])
+        _, h, w, c = x.shape.as_list()
+        sh, sw = self.size
+        if h is None or w is None or c is None:
+            raise ValueError(f"Layer {self.name}: UpSampling2D needs known spatial and channel sizes, got "
+                             f"{tuple(x.shape.as_list())}")
+        x = array_ops.reshape(x, [-1, h, 1, w, 1, c])
+        x = x * array_ops.ones([1, 1, sh, 1, sw, 1], dtype=x.dtype)
+        x = array_ops.reshape(x, [-1, h * sh, w * sw, c])
+        if self.data_format == "channels_first":
+            x = array_ops.transpose(x, [0, 3, 1, 2])
+        return x
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "size": self.size, "data_format": self.data_format,
+                "interpolation": self.interpolation}
+
+
+class TimeDistributed(Layer):
+    """Applies ``layer`` to every time step of ``[batch, time, ...]`` (the batch and time axes
+    are merged, the layer is called once, and the result is split again)."""
+
+    def __init__(self, layer: Layer, **kwargs: Any):
+        if not isinstance(layer, Layer):
+            raise ValueError(f"Please initialize `TimeDistributed` layer with a `tf.keras.layers.Layer` "
+                             f"instance. Received: {layer!r}")
+        super().__init__(**kwargs)
+        self.layer = layer
+
+    def build(self, input_shape: Any) -> None:
+        if input_shape.rank is None or input_shape.rank < 3:
+            raise ValueError(f"`TimeDistributed` ({self.name}) needs an input of at least rank 3 "
+                             f"[batch, time, ...], got shape {input_shape}")
+        if not self.layer.built:
+            # Built here, in this layer's name scope: weights are time_distributed/kernel, as in Keras.
+            from flowmesh.core.shapes import TensorShape
+
+            self.layer.build(TensorShape([None]).concatenate(input_shape[2:]))
+            self.layer.built = True
+        self.built = True
+
+    def call(self, inputs: Any, training: Any = None) -> Any:
+        dims = inputs.shape.as_list()
+        inner = array_ops.reshape(inputs, [-1] + [d if d is not None else -1 for d in dims[2:]])
+        kwargs = {"training": training} if training is not None and self.layer._expects_training else {}
+        y = self.layer(inner, **kwargs)
+        out_dims = y.shape.as_list()[1:]
+        time = dims[1] if dims[1] is not None else array_ops.shape(inputs)[1]
+        if isinstance(time, int) and all(d is not None for d in out_dims):
+            out = array_ops.reshape(y, [-1, time] + out_dims)
+        else:
+            out = array_ops.reshape(y, array_ops.concat([[-1], array_ops.reshape(time, [1]),
+                                                         array_ops.shape(y)[1:]], 0))
+        return out
+
+    def get_config(self) -> dict[str, Any]:
+        from flowmesh.keras.saving.model_config import layer_config
+
+        return {**super().get_config(), "layer": layer_config(self.layer)}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> TimeDistributed:
+        from flowmesh.keras.saving.model_config import layer_from_config
+
+        config = dict(config)
+        return cls(layer_from_config(config.pop("layer")), **config)

@@ -1,0 +1,73 @@
+"""Keras fit against TensorFlow's Keras (tf-keras, graph mode): the same model from the same
+weights on the same batches gives the same loss and metric curves."""
+
+import numpy as np
+import pytest
+
+import flowmesh as tf
+from flowmesh.datasets import load_digits
+from flowmesh.testing.keras_oracle import require_tf_keras
+
+pytestmark = pytest.mark.oracle
+
+
+def _digits(n=240):
+    (x, y), _ = load_digits()
+    return x[:n].astype(np.float32), y[:n].astype(np.int64)
+
+
+def _mlp(K):
+    return K.Sequential([K.layers.Dense(32, activation="relu", input_shape=(64,)),
+                         K.layers.Dense(10, activation="softmax")])
+
+
+def _cnn(K):
+    return K.Sequential([K.layers.Reshape((8, 8, 1), input_shape=(64,)),
+                         K.layers.Conv2D(4, 3, padding="same", activation="relu"),
+                         K.layers.BatchNormalization(),
+                         K.layers.MaxPooling2D(),
+                         K.layers.Flatten(),
+                         K.layers.Dense(10, activation="softmax")])
+
+
+def _run(K, graph_ctx, make, optimizer, weights, fit_kwargs, x, y):
+    with graph_ctx:
+        model = make(K)
+        model.compile(optimizer=optimizer(K), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+        if weights is None:
+            weights = {w.name: v for w, v in zip(model.weights, model.get_weights())}
+        else:
+            model.set_weights([weights[w.name] for w in model.weights])
+        history = model.fit(x, y, shuffle=False, verbose=0, **fit_kwargs)
+        evaluation = model.evaluate(x, y, verbose=0)
+        prediction = model.predict(x[:7])
+    return weights, history.history, evaluation, prediction
+
+
+CASES = {
+    "mlp_sgd": (_mlp, lambda K: K.optimizers.legacy.SGD(0.2), {"epochs": 3, "batch_size": 32}),
+    "mlp_adam_validation": (_mlp, lambda K: K.optimizers.legacy.Adam(0.01),
+                            {"epochs": 3, "batch_size": 50, "validation_split": 0.25}),
+    "mlp_momentum_class_weight": (_mlp, lambda K: K.optimizers.legacy.SGD(0.05, momentum=0.9),
+                                  {"epochs": 2, "batch_size": 40,
+                                   "class_weight": {i: 1.0 + 0.1 * i for i in range(10)}}),
+    "cnn_batchnorm_sgd": (_cnn, lambda K: K.optimizers.legacy.SGD(0.1), {"epochs": 2, "batch_size": 48}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_fit_matches_tensorflow_keras(case):
+    tf1, tf_keras = require_tf_keras()
+    make, optimizer, fit_kwargs = CASES[case]
+    x, y = _digits()
+    theirs_graph = tf1.Graph()
+    weights, theirs, their_eval, their_pred = _run(tf_keras, theirs_graph.as_default(), make, optimizer, None,
+                                                   fit_kwargs, x, y)
+    ours_graph = tf.Graph()
+    _, ours, our_eval, our_pred = _run(tf.keras, ours_graph.as_default(), make, optimizer, weights,
+                                       fit_kwargs, x, y)
+    assert sorted(ours) == sorted(theirs)
+    for key in theirs:
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=2e-4, atol=2e-5, err_msg=key)
+    np.testing.assert_allclose(our_eval, their_eval, rtol=2e-4, atol=2e-5)
+    np.testing.assert_allclose(our_pred, their_pred, rtol=2e-4, atol=2e-5)
