@@ -1,0 +1,36 @@
+"""The Ray actor that hosts one task of a job (a ps, a worker, or an all-reduce rank).
+
+``address`` picks the task's port on the actor's node; ``train`` exports ``TF_CONFIG``
+(parameter-server jobs) and calls the user's ``train_fn``. The all-reduce ranks get their
+``FLOWMESH_RANK``/``SIZE``/``RENDEZVOUS`` from the actor's runtime environment instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class TaskActor:
+    """One task; created by :mod:`flowmesh.ray.job` as ``ray.remote(TaskActor)``."""
+
+    def __init__(self, job: str, index: int, same_host: str):
+        self.job, self.index, self._same_host = job, index, same_host
+
+    def address(self) -> str:
+        """A free ``host:port`` for this task (loopback when the actor shares the driver's
+        node)."""
+        import ray
+
+        from flowmesh.cli.ports import free_ports
+
+        node = ray.util.get_node_ip_address()
+        host = "127.0.0.1" if node == self._same_host else node
+        return f"{host}:{free_ports(1, host)[0]}"
+
+    def train(self, train_fn: Any, cluster: dict[str, list[str]] | None) -> Any:
+        """Runs ``train_fn()`` as this task (``TF_CONFIG`` set first when there is a cluster)."""
+        if cluster is not None:
+            from flowmesh.distributed import tf_config
+
+            tf_config.export(cluster, self.job, self.index)
+        return train_fn()
