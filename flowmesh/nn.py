@@ -1,6 +1,7 @@
 """``tf.nn``: neural-network ops (activations, convolution, pooling, normalization,
 dropout, embeddings, cross entropies, top-k)."""
 
+from flowmesh.ops.depthwise_conv_ops import depthwise_conv2d, depthwise_conv2d_native, separable_conv2d
 from flowmesh.ops.embedding_ops import embedding_lookup
 from flowmesh.ops.math_ops import sigmoid, tanh
 from flowmesh.ops.nn_conv_ops import (
@@ -67,7 +68,7 @@ from flowmesh.rnn import (
 __all__ = [
     "atrous_conv2d", "avg_pool", "bidirectional_dynamic_rnn", "dynamic_rnn", "rnn_cell",
     "static_bidirectional_rnn", "static_rnn", "avg_pool2d", "batch_normalization", "bias_add", "conv1d",
-    "conv2d", "conv2d_backprop_filter", "conv2d_backprop_input", "conv2d_transpose", "crelu",
+    "conv2d", "depthwise_conv2d", "depthwise_conv2d_native", "separable_conv2d", "conv2d_backprop_filter", "conv2d_backprop_input", "conv2d_transpose", "crelu",
     "dropout", "elu", "embedding_lookup", "fused_batch_norm", "gelu", "in_top_k", "l2_loss",
     "l2_normalize", "leaky_relu", "local_response_normalization", "log_sigmoid", "log_softmax",
     "lrn", "max_pool", "max_pool2d", "moments", "normalize_moments", "relu", "relu6",

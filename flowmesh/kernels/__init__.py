@@ -16,6 +16,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     data_flow_ops,
     dataset_ops,
     decode_ops,
+    depthwise_conv_ops,
     einsum_ops,
     embedding_ops,
     gather_ops,

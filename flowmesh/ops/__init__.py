@@ -18,6 +18,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     data_flow_ops,
     dataset_ops,
     decode_ops,
+    depthwise_conv_ops,
     einsum_ops,
     embedding_ops,
     functional_ops,
