@@ -336,6 +336,7 @@ from flowmesh import losses
 from flowmesh import metrics
 from flowmesh import feature_column
 from flowmesh import estimator
+from flowmesh import saved_model
 from flowmesh import test
 from flowmesh import distribute
 from flowmesh import app, flags, gfile

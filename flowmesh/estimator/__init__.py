@@ -1,5 +1,6 @@
 """``tf.estimator``: Estimator, EstimatorSpec, ModeKeys, RunConfig and the canned estimators."""
 
+from flowmesh.estimator import export
 from flowmesh.estimator.canned.baseline import BaselineClassifier, BaselineRegressor
 from flowmesh.estimator.canned.dnn import DNNClassifier, DNNRegressor
 from flowmesh.estimator.canned.dnn_linear_combined import (
@@ -16,5 +17,5 @@ from flowmesh.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
 __all__ = [
     "BaselineClassifier", "BaselineRegressor", "DNNClassifier", "DNNLinearCombinedClassifier",
     "DNNLinearCombinedRegressor", "DNNRegressor", "Estimator", "EstimatorSpec", "LinearClassifier",
-    "LinearRegressor", "ModeKeys", "RunConfig", "EvalSpec", "TrainSpec", "train_and_evaluate",
+    "LinearRegressor", "ModeKeys", "RunConfig", "EvalSpec", "TrainSpec", "train_and_evaluate", "export",
 ]

@@ -250,6 +250,23 @@ class Estimator:
             del graph
 
 
+    def export_saved_model(self, export_dir_base: str, serving_input_receiver_fn: Callable,
+                           assets_extra: Any = None, as_text: bool = False,
+                           checkpoint_path: str | None = None) -> bytes:
+        """Writes the PREDICT graph of the latest (or given) checkpoint as a SavedModel in
+        ``export_dir_base/<timestamp>`` (tag ``serve``); returns that directory (bytes).
+
+        Raises:
+            InvalidArgumentError: no checkpoint to export.
+        """
+        from flowmesh.estimator._export import export_saved_model
+
+        path = checkpoint_path or self._require_checkpoint()
+        return export_saved_model(self, export_dir_base, serving_input_receiver_fn, path, as_text)
+
+    export_savedmodel = export_saved_model
+
+
 def _select(predictions: Any, keys: Any) -> Any:
     if keys is None:
         return predictions
