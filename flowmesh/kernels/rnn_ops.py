@@ -34,12 +34,18 @@ class _Reserve:
 
 
 def _torch_weights(kernel_: torch.Tensor, bias: torch.Tensor, depth: int,
-                   forget_bias: float) -> list[torch.Tensor]:
-    """TensorFlow's ``[D+H, 4H]`` kernel (``i, j, f, o``) as torch's LSTM parameters."""
-    i, j, f, o = kernel_.chunk(4, dim=1)
-    reordered = torch.cat([i, f, j, o], dim=1)
-    bi, bj, bf, bo = bias.chunk(4)
-    b_ih = torch.cat([bi, bf + forget_bias, bj, bo])
+                   forget_bias: float, gate_order: str = "ijfo") -> list[torch.Tensor]:
+    """TensorFlow's ``[D+H, 4H]`` kernel (``i, j, f, o``; Keras: ``i, f, c, o``) as torch's
+    LSTM parameters (``i, f, g, o``)."""
+    if gate_order == "ifco":
+        reordered = kernel_
+        bi, bf, bg, bo = bias.chunk(4)
+        b_ih = torch.cat([bi, bf + forget_bias, bg, bo])
+    else:
+        i, j, f, o = kernel_.chunk(4, dim=1)
+        reordered = torch.cat([i, f, j, o], dim=1)
+        bi, bj, bf, bo = bias.chunk(4)
+        b_ih = torch.cat([bi, bf + forget_bias, bj, bo])
     w_ih = reordered[:depth].t()
     w_hh = reordered[depth:].t()
     return [w_ih, w_hh, b_ih, torch.zeros_like(b_ih)]
@@ -82,6 +88,7 @@ def _lstm(x: torch.Tensor, c0: torch.Tensor, h0: torch.Tensor, weights: list[tor
 @kernel("FusedLSTM")
 def _fused_lstm(ctx: KernelContext):
     forget_bias = float(ctx.attr("forget_bias"))
+    gate_order = ctx.attr("gate_order", "ijfo")
     reserve_output = ctx.op.outputs[3]
     name = ctx.op.name
 
@@ -90,12 +97,13 @@ def _fused_lstm(ctx: KernelContext):
         _check(name, x, c0, kernel_)
         if not reserve_output.consumers():
             with torch.no_grad():
-                weights = _torch_weights(kernel_, bias, x.shape[-1], forget_bias)
+                weights = _torch_weights(kernel_, bias, x.shape[-1], forget_bias, gate_order)
                 y, c, h = _lstm(x, c0, h0, weights, lengths)
             return y, c, h, None
         leaves = tuple(t.detach().requires_grad_() for t in (x, c0, h0, kernel_, bias))
         with torch.enable_grad():
-            weights = _torch_weights(leaves[3], leaves[4], x.shape[-1], forget_bias)
+            weights = _torch_weights(leaves[3], leaves[4], x.shape[-1], forget_bias,
+                                     gate_order)
             y, c, h = _lstm(leaves[0], leaves[1], leaves[2], weights, lengths)
         reserve = _Reserve((y, c, h), leaves)
         return y.detach(), c.detach(), h.detach(), reserve

@@ -1,7 +1,8 @@
 """``FusedLSTM``: a whole LSTM sequence as one op (the fast path of ``dynamic_rnn``).
 
 Inputs ``x [T, B, D]``, ``c0 [B, H]``, ``h0 [B, H]``, ``kernel [D+H, 4H]`` and
-``bias [4H]`` in TensorFlow's ``LSTMCell`` layout (gate columns ``i, j, f, o``), and
+``bias [4H]`` in TensorFlow's ``LSTMCell`` layout (gate columns ``i, j, f, o``; the attr
+``gate_order="ifco"`` takes Keras's ``i, f, c, o`` layout instead), and
 optionally ``sequence_length [B]`` (int32). The attr ``forget_bias`` is added to ``f``.
 Outputs: ``y [T, B, H]`` (zero past each sequence's end), the final ``c`` and ``h`` (those
 after each sequence's last valid step) and ``reserve``, a ``variant`` holding what the
@@ -83,7 +84,7 @@ register_op("FusedLSTMGrad", _fused_lstm_grad_shape, grad=_no_second_order)
 
 def fused_lstm(x: Tensor, c0: Tensor, h0: Tensor, kernel: Tensor, bias: Tensor,
                sequence_length: Tensor | None = None, forget_bias: float = 1.0,
-               name: str | None = None) -> tuple[Tensor, Tensor, Tensor]:
+               gate_order: str = "ijfo", name: str | None = None) -> tuple[Tensor, Tensor, Tensor]:
     """Runs an LSTM (TensorFlow's ``LSTMCell`` math) over ``x [T, B, D]``.
 
     Returns:
@@ -92,6 +93,9 @@ def fused_lstm(x: Tensor, c0: Tensor, h0: Tensor, kernel: Tensor, bias: Tensor,
     inputs = [x, c0, h0, kernel, bias]
     if sequence_length is not None:
         inputs.append(sequence_length)
-    op = make_op("FusedLSTM", inputs, {"forget_bias": float(forget_bias)},
+    if gate_order not in ("ijfo", "ifco"):
+        raise ValueError(f"gate_order must be 'ijfo' (tf.nn.rnn_cell) or 'ifco' (Keras), got "
+                         f"{gate_order!r}")
+    op = make_op("FusedLSTM", inputs, {"forget_bias": float(forget_bias), "gate_order": gate_order},
                  name=name or "FusedLSTM")
     return op.outputs[0], op.outputs[1], op.outputs[2]

@@ -104,7 +104,7 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
 
         result = fused.fused_dynamic_rnn(cell, flat, state, lengths)
         if result is None:
-            result = _rnn_loop(cell, inputs, flat, state, lengths, parallel_iterations or 32,
+            result = rnn_loop(cell, inputs, flat, state, lengths, parallel_iterations or 32,
                                swap_memory)
         outputs, final_state = result
         if not time_major:
@@ -112,7 +112,7 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
         return outputs, final_state
 
 
-def _rnn_loop(cell: Any, structure: Any, flat: list[Tensor], state: Any, lengths: Tensor | None,
+def rnn_loop(cell: Any, structure: Any, flat: list[Tensor], state: Any, lengths: Tensor | None,
               parallel_iterations: int, swap_memory: bool) -> tuple[Any, Any]:
     """The ``While`` loop over time steps: returns time-major outputs and the final state."""
     static_steps, steps = _time_steps(flat)

@@ -34,6 +34,8 @@ from flowmesh.keras.layers.pooling import (
     MaxPooling1D,
     MaxPooling2D,
 )
+from flowmesh.keras.layers.recurrent import GRU, LSTM, RNN, Bidirectional, SimpleRNN
+from flowmesh.keras.layers.recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell
 from flowmesh.keras.layers.reshaping import TimeDistributed, UpSampling2D
 
 Convolution1D, Convolution2D, Convolution2DTranspose = Conv1D, Conv2D, Conv2DTranspose
