@@ -1,6 +1,12 @@
 """``tf.nn``: neural-network ops (activations, convolution, pooling, normalization,
 dropout, embeddings, cross entropies, top-k)."""
 
+from flowmesh.ops.candidate_sampling_ops import (
+    all_candidate_sampler,
+    compute_accidental_hits,
+    log_uniform_candidate_sampler,
+    uniform_candidate_sampler,
+)
 from flowmesh.ops.depthwise_conv_ops import depthwise_conv2d, depthwise_conv2d_native, separable_conv2d
 from flowmesh.ops.embedding_ops import embedding_lookup
 from flowmesh.ops.math_ops import sigmoid, tanh
@@ -57,6 +63,7 @@ from flowmesh.ops.nn_ops import (
     sparse_softmax_cross_entropy_with_logits,
     weighted_cross_entropy_with_logits,
 )
+from flowmesh.ops.sampled_losses import nce_loss, sampled_softmax_loss
 from flowmesh.rnn import (
     bidirectional_dynamic_rnn,
     dynamic_rnn,
@@ -66,6 +73,8 @@ from flowmesh.rnn import (
 )
 
 __all__ = [
+    "all_candidate_sampler", "compute_accidental_hits", "log_uniform_candidate_sampler", "nce_loss",
+    "sampled_softmax_loss", "uniform_candidate_sampler",
     "atrous_conv2d", "avg_pool", "bidirectional_dynamic_rnn", "dynamic_rnn", "rnn_cell",
     "static_bidirectional_rnn", "static_rnn", "avg_pool2d", "batch_normalization", "bias_add", "conv1d",
     "conv2d", "depthwise_conv2d", "depthwise_conv2d_native", "separable_conv2d", "conv2d_backprop_filter", "conv2d_backprop_input", "conv2d_transpose", "crelu",

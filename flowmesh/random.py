@@ -2,6 +2,11 @@
 """``tf.random``: the TensorFlow 2 spellings of the random ops (``tf.random.normal`` is
 ``tf.random_normal``), with TensorFlow's graph-level / op-level seed rules."""
 
+from flowmesh.ops.candidate_sampling_ops import (
+    all_candidate_sampler,
+    log_uniform_candidate_sampler,
+    uniform_candidate_sampler,
+)
 from flowmesh.ops.random_ops import categorical, get_seed, multinomial, set_random_seed, truncated_normal
 from flowmesh.ops.random_ops import random_normal as normal
 from flowmesh.ops.random_ops import random_shuffle as shuffle

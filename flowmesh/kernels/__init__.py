@@ -6,6 +6,7 @@ Importing this package registers every built-in kernel.
 from flowmesh.kernels import (  # noqa: F401 - imported for registration
     array_ops,
     bitwise_ops,
+    candidate_sampling_ops,
     cast_ops,
     clip_ops,
     collective_ops,

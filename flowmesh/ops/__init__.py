@@ -6,6 +6,7 @@ Importing this package registers every built-in op.
 from flowmesh.ops import (  # noqa: F401 - imported for registration
     array_ops,
     bitwise_ops,
+    candidate_sampling_ops,
     cast_ops,
     check_ops,
     clip_ops,
