@@ -21,4 +21,4 @@ from flowmesh.keras.engine.training import Model
 __all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "initializers", "layers",
            "losses", "metrics", "models", "optimizers", "regularizers", "utils"]
 
-from flowmesh.estimator import keras_estimator as estimator  # noqa: E402 - tf.keras.estimator.model_to_estimator
+from flowmesh.estimator import keras_estimator as estimator  # noqa: E402, F401 - tf.keras.estimator
