@@ -58,6 +58,14 @@ FLOWMESH_ELASTIC_TIMEOUT_S      120.0    Longest wait of a rank in an elastic re
 FLOWMESH_FUSED_RNN              1        1: ``dynamic_rnn`` of an LSTM whose math equals
                                          torch's (tanh, no peepholes/clip/projection) runs
                                          one fused op; 0: always the ``While`` loop.
+FLOWMESH_CLUSTER_SECRET         (unset)  The job's shared secret (set by the launchers, or
+                                         by hand on every task); see docs/security.md.
+FLOWMESH_CLUSTER_SECRET_FILE    (unset)  A file holding the secret (mode 0600, owned by
+                                         this user); the launchers pass this one.
+FLOWMESH_TLS_CERT / _KEY / _CA  (unset)  PEM files: this task's certificate and key, and
+                                         the CA that signs the cluster's certificates
+                                         (gRPC over TLS; with a CA on the server, clients
+                                         must present a certificate: mutual TLS).
 ==============================  =======  ==================================================
 
 Variables of other libraries that flowmesh reads (it never sets them for the user's
@@ -151,6 +159,45 @@ ELASTIC_TIMEOUT_S = Setting("FLOWMESH_ELASTIC_TIMEOUT_S", 120.0, float,
 ONEDNN_MAX_CPU_ISA = Setting("ONEDNN_MAX_CPU_ISA", "", str, "oneDNN ISA cap (e.g. AVX2)")
 TF_ENABLE_ONEDNN_OPTS = Setting("TF_ENABLE_ONEDNN_OPTS", "", str,
                                 "0 disables TensorFlow's oneDNN kernels")
+
+CLUSTER_SECRET = Setting("FLOWMESH_CLUSTER_SECRET", "", str, "the job's shared secret")
+CLUSTER_SECRET_FILE = Setting("FLOWMESH_CLUSTER_SECRET_FILE", "", str,
+                              "path of a 0600 file holding the job's secret")
+TLS_CERT = Setting("FLOWMESH_TLS_CERT", "", str, "PEM certificate of this task")
+TLS_KEY = Setting("FLOWMESH_TLS_KEY", "", str, "PEM private key of this task")
+TLS_CA = Setting("FLOWMESH_TLS_CA", "", str, "PEM CA certificate(s) of the cluster")
+
+
+def cluster_secret(environ: Mapping[str, str] | None = None) -> bytes | None:
+    """The job's secret (``FLOWMESH_CLUSTER_SECRET``, else the file
+    ``FLOWMESH_CLUSTER_SECRET_FILE`` names), or None when the job has none.
+
+    Raises:
+        ValueError: the file cannot be read, is empty, or others may read it (it must
+            be owned by this user with mode 0600 or stricter).
+    """
+    value = CLUSTER_SECRET.get(environ)
+    if value:
+        return value.encode()
+    path = CLUSTER_SECRET_FILE.get(environ)
+    if not path:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        raise ValueError(f"FLOWMESH_CLUSTER_SECRET_FILE={path!r} cannot be read: {exc}") from None
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != os.getuid() or info.st_mode & 0o077:
+            raise ValueError(
+                f"FLOWMESH_CLUSTER_SECRET_FILE={path!r} must be owned by this user and readable "
+                f"by nobody else (mode {info.st_mode & 0o777:o}); run `chmod 600 {path}`")
+        data = os.read(fd, 4096).strip()
+    finally:
+        os.close(fd)
+    if len(data) < 16:
+        raise ValueError(f"FLOWMESH_CLUSTER_SECRET_FILE={path!r} holds fewer than 16 bytes")
+    return data
 
 
 def debug_level() -> int:

@@ -130,13 +130,19 @@ class DataLossError(OpError):
     error_code = 15
 
 
+class UnauthenticatedError(OpError):
+    """The request lacks valid credentials (e.g. the cluster's secret)."""
+
+    error_code = 16
+
+
 _CODE_TO_CLASS: dict[int, type[OpError]] = {
     cls.error_code: cls
     for cls in (
         CancelledError, UnknownError, InvalidArgumentError, DeadlineExceededError,
         NotFoundError, AlreadyExistsError, PermissionDeniedError, ResourceExhaustedError,
         FailedPreconditionError, AbortedError, OutOfRangeError, UnimplementedError,
-        InternalError, UnavailableError, DataLossError,
+        InternalError, UnavailableError, DataLossError, UnauthenticatedError,
     )
 }
 
@@ -168,3 +174,4 @@ UNIMPLEMENTED = 12
 INTERNAL = 13
 UNAVAILABLE = 14
 DATA_LOSS = 15
+UNAUTHENTICATED = 16

@@ -32,6 +32,7 @@ from typing import IO, Any
 
 from flowmesh import config as _config
 from flowmesh.cli.run import RunResult, _Job
+from flowmesh.cli.secret import JobSecret
 from flowmesh.collective.backends.base import CommunicationError
 from flowmesh.collective.backends.torch_dist import connect_store
 from flowmesh.collective.bootstrap import split_address
@@ -106,6 +107,8 @@ def launch_elastic(np: int, argv: list[str], policy: ElasticPolicy | None, *,
     address = f"127.0.0.1:{store.port}"
     base.update(FLOWMESH_RENDEZVOUS=address, FLOWMESH_MIN_NP=str(policy.min_np),
                 FLOWMESH_MAX_NP=str(policy.max_np))
+    secret = JobSecret.create(base)
+    base.update(secret.env)
     job = ElasticJob(np, argv, base, prefix, sink, capture, store, policy)
     job.report(f"elastic job: {np} rank(s), --min-np {policy.min_np}, --max-np {policy.max_np}; "
                f"add ranks with `flowmesh run --join {address} -np 1 ...`")
@@ -114,6 +117,7 @@ def launch_elastic(np: int, argv: list[str], policy: ElasticPolicy | None, *,
     finally:
         job.finish()
         job.kill_all()
+        secret.remove()
         del store
 
 

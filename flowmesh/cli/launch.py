@@ -11,7 +11,9 @@ written for the classic flags also get ``--ps_hosts --worker_hosts --job_name
 --task_index`` (``--flags auto`` passes them when the script mentions ``ps_hosts``,
 ``worker_hosts`` or ``job_name``). Each line a task prints is prefixed with
 ``[job:index]``; the launcher's own lines (``[launch] pids worker:0=123 ...``, exits,
-restarts with the new pid) with ``[launch]``. When the chief (or every worker) has
+restarts with the new pid) with ``[launch]``. Every task gets the job's secret
+(``FLOWMESH_CLUSTER_SECRET_FILE``, a 0600 file created per job: ``flowmesh.cli.secret``),
+so its servers refuse processes that are not part of the job. When the chief (or every worker) has
 finished, the launcher waits for the evaluator to finish its last evaluation (up to
 ``EVALUATOR_WAIT_S``), then stops the tasks still running (SIGTERM, then SIGKILL); ps tasks
 of ``tf.estimator.train_and_evaluate`` exit by themselves once every trainer is done. The
@@ -48,6 +50,7 @@ from typing import Any, TextIO
 
 from flowmesh.cli.ports import free_ports
 from flowmesh.cli.restart_policy import RestartPolicy, RestartTracker, shell_status
+from flowmesh.cli.secret import JobSecret
 
 HELP = "start a local ps/worker cluster running a training script (TF_CONFIG per task)"
 _FLAG_WORDS = ("ps_hosts", "worker_hosts", "job_name")
@@ -181,6 +184,8 @@ class Launcher:
         self._evaluator_done_at: float | None = None
         self._base_env = dict(os.environ, PYTHONUNBUFFERED="1")
         self._base_env.pop("TF_CONFIG", None)
+        self.secret = JobSecret.create(self._base_env)  # removed by stop_all()
+        self._base_env.update(self.secret.env)
         for spec in specs if specs is not None else self._specs_from_args(args):
             self.tasks.append(Task(spec.job, spec.index, self._popen(spec.cmd, spec.env, _Label(spec.name)), spec))
         if self.policy.allows_restarts and getattr(args, "standby", True):
@@ -354,6 +359,7 @@ class Launcher:
             proc.wait()
         for pump in self._pumps:
             pump.join(timeout=2.0)
+        self.secret.remove()
 
 
 # How long the launcher waits, after the trainers are done, for an evaluator to finish.
@@ -388,6 +394,9 @@ def run(args: argparse.Namespace) -> int:
     launcher = Launcher(args)
     launcher.say("cluster " + " ".join(f"{j}={','.join(a)}" for j, a in launcher.cluster.items()))
     launcher.say("pids " + " ".join(f"{t.name}={t.proc.pid}" for t in launcher.tasks))
+    if launcher.secret.path:
+        launcher.say(f"cluster secret in {launcher.secret.path} (FLOWMESH_CLUSTER_SECRET_FILE "
+                     "for clients started by hand; deleted when the job ends)")
     interrupted: list[int] = []
 
     def on_signal(signum: int, frame: Any) -> None:

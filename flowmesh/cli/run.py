@@ -162,11 +162,14 @@ def launch(np: int, command: Sequence[str], *, timeout: float | None = None, pre
 
         return launch_elastic(np, argv, elastic, join=join, timeout=timeout, prefix=prefix,
                               env=env, capture=capture, out=out, failure_grace=failure_grace)
+    from flowmesh.cli.secret import JobSecret
     from flowmesh.collective.backends.torch_dist import connect_store
 
     store = connect_store("127.0.0.1", 0, True, None, 30.0)  # kept alive until the end
     base = dict(os.environ)
     base.update(env or {})
+    secret = JobSecret.create(base)
+    base.update(secret.env)
     base.update(PYTHONUNBUFFERED="1", FLOWMESH_SIZE=str(np), FLOWMESH_LOCAL_SIZE=str(np),
                 FLOWMESH_RENDEZVOUS=f"127.0.0.1:{store.port}")
     sink = out if out is not None else (None if capture else sys.stdout)
@@ -175,6 +178,7 @@ def launch(np: int, command: Sequence[str], *, timeout: float | None = None, pre
         return job.wait(timeout, failure_grace)
     finally:
         job.kill_all()
+        secret.remove()
         del store
 
 

@@ -34,6 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="interface to listen on (default FLOWMESH_BIND_ADDRESS or 127.0.0.1; "
                              "0.0.0.0 serves other hosts)")
     parser.add_argument("--cpus", type=int, default=1, help="logical CPU devices of this task")
+    parser.add_argument("--tls-cert", metavar="PEM", help="serve gRPC over TLS with this certificate")
+    parser.add_argument("--tls-key", metavar="PEM", help="the certificate's private key")
+    parser.add_argument("--tls-ca", metavar="PEM",
+                        help="CA of the cluster: clients must present a certificate it signed "
+                             "(mutual TLS); this task's own calls trust it")
 
 
 def parse_cluster(spec: str) -> dict[str, Any]:
@@ -60,24 +65,33 @@ def parse_cluster(spec: str) -> dict[str, Any]:
     return cluster
 
 
+def _use_tls(args: argparse.Namespace) -> None:
+    """The TLS flags become this process's ``FLOWMESH_TLS_*`` settings (read by the
+    server and by this task's own gRPC clients through ``flowmesh/config.py``)."""
+    for flag, name in ((args.tls_cert, "FLOWMESH_TLS_CERT"), (args.tls_key, "FLOWMESH_TLS_KEY"),
+                       (args.tls_ca, "FLOWMESH_TLS_CA")):
+        if flag:
+            if not os.path.isfile(flag):
+                raise ValueError(f"{name.lower().replace('flowmesh_', '--').replace('_', '-')} "
+                                 f"{flag}: no such file")
+            os.environ[name] = flag
+
+
 def run(args: argparse.Namespace) -> int:
-    from flowmesh.distributed import tf_config
     from flowmesh.distributed.server import Server
+    from flowmesh.errors import OpError
     from flowmesh.runtime.options import ConfigProto
 
-    env = tf_config.current()
     try:
-        cluster = parse_cluster(args.cluster) if args.cluster else env.cluster
-    except (ValueError, json.JSONDecodeError) as exc:
-        print(f"flowmesh server: {exc}", file=sys.stderr)
+        _use_tls(args)
+        cluster, job, task = _task(args)
+        config = ConfigProto(device_count={"CPU": args.cpus})
+        server = Server(cluster, job_name=job, task_index=task, config=config, bind_address=args.bind)
+    except (ValueError, OpError) as exc:  # bad spec/TF_CONFIG/secret, busy port: one line
+        message = exc.message if isinstance(exc, OpError) else str(exc)
+        print(f"flowmesh server: {message.splitlines()[0] if message else type(exc).__name__}",
+              file=sys.stderr)
         return 2
-    job = args.job or env.task_type
-    task = args.task if args.task is not None else env.task_index
-    if not cluster or job is None:
-        print("flowmesh server: give --cluster and --job (or set TF_CONFIG)", file=sys.stderr)
-        return 2
-    config = ConfigProto(device_count={"CPU": args.cpus})
-    server = Server(cluster, job_name=job, task_index=task, config=config, bind_address=args.bind)
 
     def stop(signum: int, frame: Any) -> None:
         server.stop()
@@ -87,3 +101,23 @@ def run(args: argparse.Namespace) -> int:
     print(f"flowmesh server {server.task_name} ready at {server.target}", flush=True)
     server.join()
     return 0
+
+
+def _task(args: argparse.Namespace) -> tuple[dict[str, Any], str, int | None]:
+    """The cluster, job and task the flags (or TF_CONFIG) name.
+
+    Raises:
+        ValueError: a malformed spec or TF_CONFIG, or no job.
+    """
+    from flowmesh.distributed import tf_config
+
+    env = tf_config.current()
+    try:
+        cluster = parse_cluster(args.cluster) if args.cluster else env.cluster
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--cluster is not valid JSON: {exc}") from None
+    job = args.job or env.task_type
+    task = args.task if args.task is not None else env.task_index
+    if not cluster or job is None:
+        raise ValueError("give --cluster and --job (or set TF_CONFIG)")
+    return cluster, job, task

@@ -19,10 +19,17 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from flowmesh.distributed import auth as _auth
 from flowmesh.distributed import protocol as wire
 from flowmesh.distributed import shm
 from flowmesh.distributed.framing import FrameReader, send_all
-from flowmesh.errors import DataLossError, DeadlineExceededError, OpError, UnavailableError
+from flowmesh.errors import (
+    DataLossError,
+    DeadlineExceededError,
+    OpError,
+    UnauthenticatedError,
+    UnavailableError,
+)
 
 if TYPE_CHECKING:
     from flowmesh.distributed.data_plane import DataPlane
@@ -59,8 +66,9 @@ class Connection:
     and the reader thread may linger parked between calls.
     """
 
-    def __init__(self, plane: DataPlane, sock: socket.socket, address: str):
+    def __init__(self, plane: DataPlane, sock: socket.socket, address: str, accepted: bool = False):
         self.plane = plane
+        self.accepted = accepted  # the other side dialed: the handshake runs in start()
         self.sock = sock
         self.address = address
         self.peer = ""
@@ -85,11 +93,57 @@ class Connection:
         self._last_wait_end = -_LINGER_S
         self._polling = False  # the reader thread is blocked in poll()
         self._kick = os.eventfd(0, os.EFD_NONBLOCK)  # wakes the reader thread out of poll()
-        self._reader = threading.Thread(target=self._read_loop, daemon=True,
+        self._reader = threading.Thread(target=self._run, daemon=True,
                                         name=f"flowmesh-dataplane-{address}")
 
     def start(self) -> None:
         self._reader.start()
+
+    def handshake(self) -> None:
+        """Authenticates the peer (:mod:`flowmesh.distributed.auth`) before any other frame
+        is read; the dialing side calls it before :meth:`start`, the accepting side's
+        reader thread runs it first.
+
+        Raises:
+            UnauthenticatedError / DataLossError / OSError: the peer was refused.
+        """
+        step = _auth.accept if self.accepted else _auth.dial
+        self.sock.settimeout(_auth.HANDSHAKE_TIMEOUT_S)
+        try:
+            meta = step(self.sock, self._frames, self.plane.auth, self.plane.hello(), self.address)
+        except TimeoutError:
+            raise ConnectionError("no data-plane handshake within "
+                                  f"{_auth.HANDSHAKE_TIMEOUT_S:g} s") from None
+        finally:
+            if self._closed is None:
+                self.sock.settimeout(None)
+        self.peer = str(meta.get("peer", ""))
+        self.shared_memory = bool(meta.get("shm")) and meta.get("host") == self.plane.host_id \
+            and self.plane.shared_memory
+        self.hello.set()
+
+    def _run(self) -> None:
+        if self.accepted:
+            try:
+                self.handshake()
+            except (OpError, OSError, ConnectionError) as exc:
+                message = exc.message if isinstance(exc, OpError) else str(exc)
+                log.warning("refused a data-plane connection from %s: %s", self.address, message)
+                if isinstance(exc, OpError) and not isinstance(exc, UnauthenticatedError):
+                    try:  # malformed input: say why (a refused secret was said already)
+                        self.send_frame(wire.ERROR, {"e": wire.encode_error(exc)})
+                    except OpError:
+                        pass
+                self._close(exc)
+                self._drop_kick()
+                return
+        self._read_loop()
+
+    def _drop_kick(self) -> None:
+        with self._lock:
+            if self._kick >= 0:
+                os.close(self._kick)
+                self._kick = -1
 
     @property
     def closed(self) -> bool:
@@ -239,9 +293,7 @@ class Connection:
                 finally:
                     self._give_back_role()
         finally:
-            with self._lock:
-                os.close(self._kick)
-                self._kick = -1
+            self._drop_kick()
 
     def _await_turn(self, poller: select.poll) -> bool:
         """Returns holding the read role, with input waiting once callers read this
@@ -373,13 +425,8 @@ class Connection:
                 self.reply_error(call_id, exc)
         elif kind == wire.RESPONSE:
             self._resolve(meta, values)
-        elif kind == wire.HELLO:
-            self.peer = str(meta.get("peer", ""))
-            self.shared_memory = bool(meta.get("shm")) and meta.get("host") == self.plane.host_id \
-                and self.plane.shared_memory
-            if meta.get("reply"):
-                self.send_frame(wire.HELLO, self.plane.hello())
-            self.hello.set()
+        elif kind == wire.HELLO:  # only the handshake says who a peer is
+            raise DataLossError(None, None, "Unexpected HELLO after the data-plane handshake")
         elif kind == wire.RELEASE:
             names = meta.get("names")
             if self._arena is not None and isinstance(names, list):
@@ -427,6 +474,8 @@ class Connection:
         with self._lock:
             self._role_free.notify_all()
             self._park.notify_all()
+        if self._reader.ident is None:  # never started: no reader thread will close it
+            self._drop_kick()
         self.plane._forget(self, lost)
 
     def close(self) -> None:

@@ -13,8 +13,9 @@ Three kinds of traffic share a connection:
   consumes it (the Send op of the producing task pushes as soon as the value exists);
 * ``REQUEST`` / ``RESPONSE``: per-step calls that carry tensors (``RunGraph`` from a
   master to a worker, ``RunStep`` from a remote client to a master);
-* ``HELLO``: identifies the peer task, so that a lost connection can abort exactly the
-  steps that were waiting on that peer.
+* ``HELLO``: the handshake that opens every connection (:mod:`flowmesh.distributed.auth`:
+  the peers prove they share the job's secret, and say which task they are, so that a
+  lost connection can abort exactly the steps that were waiting on that peer).
 
 Bad input (wrong magic, oversized or malformed frames) gets an ``ERROR`` frame back and
 closes that one connection; the server keeps serving everyone else.
@@ -33,9 +34,10 @@ from typing import Any
 from flowmesh import config as _config
 from flowmesh.distributed import protocol as wire
 from flowmesh.distributed import shm
+from flowmesh.distributed.auth import ClusterAuth
 from flowmesh.distributed.connection import Call, Connection, wait
 from flowmesh.distributed.framing import Stats
-from flowmesh.errors import DataLossError, OpError, UnavailableError
+from flowmesh.errors import DataLossError, OpError, UnauthenticatedError, UnavailableError
 
 __all__ = ["Call", "Connection", "DataPlane", "wait"]
 
@@ -58,14 +60,17 @@ class DataPlane:
             (answer later with ``connection.reply``).
         on_peer_lost: ``fn(peer identity, error)`` when a connection to a peer breaks.
         max_bytes: the largest frame accepted.
+        auth: the job's secret (default: this process's, from ``flowmesh/config.py``).
     """
 
     def __init__(self, identity: str, host: str = "127.0.0.1", *,
                  on_tensor: TensorHandler | None = None,
                  on_request: RequestHandler | None = None,
                  on_peer_lost: PeerLostHandler | None = None,
-                 max_bytes: int = 2048 << 20, listen: bool = True):
+                 max_bytes: int = 2048 << 20, listen: bool = True,
+                 auth: ClusterAuth | None = None):
         self.identity = identity
+        self.auth = auth if auth is not None else ClusterAuth.from_config()
         self.host = host
         self.max_bytes = max_bytes
         self.stats = Stats()
@@ -103,7 +108,7 @@ class DataPlane:
                 sock, addr = self._listener.accept()
             except OSError:
                 return
-            conn = Connection(self, sock, f"{addr[0]}:{addr[1]}")
+            conn = Connection(self, sock, f"{addr[0]}:{addr[1]}", accepted=True)
             with self._lock:
                 if self._closed:
                     sock.close()
@@ -122,12 +127,9 @@ class DataPlane:
             raise UnavailableError(None, None, f"{self.identity} does not serve requests")
         self._on_request(conn, call_id, method, args, values)
 
-    def hello(self, reply: bool = False) -> dict[str, Any]:
+    def hello(self) -> dict[str, Any]:
         """This endpoint's handshake: identity, host and whether it takes shared memory."""
-        meta = {"peer": self.identity, "host": self.host_id, "shm": self.shared_memory}
-        if reply:
-            meta["reply"] = True
-        return meta
+        return {"peer": self.identity, "host": self.host_id, "shm": self.shared_memory}
 
     def _forget(self, conn: Connection, error: BaseException) -> None:
         with self._lock:
@@ -180,11 +182,19 @@ class DataPlane:
             ) from None
         sock.settimeout(None)
         conn = Connection(self, sock, address)
-        conn.start()
-        conn.send_frame(wire.HELLO, self.hello(reply=True))
-        if not conn.hello.wait(timeout) or conn.closed:
+        try:
+            conn.handshake()
+        except OpError as exc:
             conn.close()
-            raise UnavailableError(None, None, f"No handshake from the data plane at {address}")
+            if isinstance(exc, UnauthenticatedError):
+                raise
+            raise UnavailableError(None, None, f"No handshake from the data plane at {address}: "
+                                   f"{exc.message}") from None
+        except (OSError, ConnectionError) as exc:
+            conn.close()
+            raise UnavailableError(None, None, f"No handshake from the data plane at {address}: "
+                                   f"{exc}") from None
+        conn.start()
         return conn
 
     def _ensure_watchdog(self) -> None:

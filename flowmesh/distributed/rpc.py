@@ -5,11 +5,17 @@ raw bytes. A request is ``msgpack(args)``; a reply is ``msgpack({"r": result})``
 ``msgpack({"e": {"code", "message", "node"}})`` so that errors keep their TensorFlow status
 code. Malformed requests get an error reply; requests over ``FLOWMESH_MAX_MESSAGE_MB``
 are refused by gRPC itself (``RESOURCE_EXHAUSTED``); the server keeps serving.
+
+With a cluster secret (:mod:`flowmesh.distributed.auth`) every call carries the job's
+token in its metadata and a server interceptor refuses calls without it
+(``UNAUTHENTICATED``) before any handler runs. TLS (``FLOWMESH_TLS_CERT/_KEY/_CA``)
+encrypts the channel; a CA on the server makes it mutual TLS.
 """
 
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 from collections.abc import Callable
 from concurrent import futures
@@ -19,11 +25,13 @@ import grpc
 
 from flowmesh import config as _config
 from flowmesh.distributed import protocol as wire
+from flowmesh.distributed.auth import TOKEN_METADATA, ClusterAuth
 from flowmesh.errors import (
     DeadlineExceededError,
     InternalError,
     OpError,
     ResourceExhaustedError,
+    UnauthenticatedError,
     UnavailableError,
     exception_type_from_error_code,
 )
@@ -48,6 +56,68 @@ def _options(max_bytes: int) -> list[tuple[str, Any]]:
     ]
 
 
+class _TokenCheck(grpc.ServerInterceptor):
+    """Refuses every call whose ``flowmesh-token`` is not the job's (constant time)."""
+
+    def __init__(self, auth: ClusterAuth):
+        self._auth = auth
+
+        def refuse(request: bytes, context: Any) -> bytes:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                          "this server requires the job's cluster secret (FLOWMESH_CLUSTER_SECRET_FILE "
+                          "or FLOWMESH_CLUSTER_SECRET)")
+            return b""
+
+        self._refuse = grpc.unary_unary_rpc_method_handler(refuse)
+
+    def intercept_service(self, continuation: Any, details: Any) -> Any:
+        token = next((v for k, v in details.invocation_metadata or () if k == TOKEN_METADATA), None)
+        if not self._auth.check_token(token):
+            return self._refuse
+        return continuation(details)
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def server_credentials() -> Any:
+    """TLS credentials from ``FLOWMESH_TLS_CERT/_KEY`` (and ``_CA``: clients must present a
+    certificate it signed), or None for a plaintext server."""
+    cert, key, ca = _config.TLS_CERT.get(), _config.TLS_KEY.get(), _config.TLS_CA.get()
+    if not cert and not key:
+        return None
+    if not (cert and key):
+        raise ValueError("TLS needs both FLOWMESH_TLS_CERT and FLOWMESH_TLS_KEY (--tls-cert, --tls-key)")
+    return grpc.ssl_server_credentials([(_read(key), _read(cert))],
+                                       root_certificates=_read(ca) if ca else None,
+                                       require_client_auth=bool(ca))
+
+
+def channel_credentials() -> Any:
+    """Client TLS credentials (``FLOWMESH_TLS_CA`` to trust; cert/key for mutual TLS)."""
+    cert, key, ca = _config.TLS_CERT.get(), _config.TLS_KEY.get(), _config.TLS_CA.get()
+    if not ca:
+        return None
+    return grpc.ssl_channel_credentials(root_certificates=_read(ca),
+                                        private_key=_read(key) if key else None,
+                                        certificate_chain=_read(cert) if cert else None)
+
+
+def _check_free(host: str, port: int, target: str) -> None:
+    """Fails cleanly on a busy port (gRPC's own failure also logs a C++ error line)."""
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise UnavailableError(None, None, f"Cannot listen on {target}: {exc.strerror or exc}") from None
+
+
 class RpcServer:
     """A gRPC server dispatching ``flowmesh.Server/<Method>`` to Python handlers.
 
@@ -55,17 +125,26 @@ class RpcServer:
         host / port: where to listen (port 0 picks a free port).
         handlers: ``{method: fn(args) -> result}``; ``fn`` raises OpError for failures.
         max_bytes: the largest request accepted.
+        auth: the job's secret (every call must carry its token when it has one).
     """
 
-    def __init__(self, host: str, port: int, handlers: dict[str, Handler], max_bytes: int):
+    def __init__(self, host: str, port: int, handlers: dict[str, Handler], max_bytes: int,
+                 auth: ClusterAuth | None = None):
         self._handlers = handlers
+        auth = auth if auth is not None else ClusterAuth.from_config()
+        interceptors = [_TokenCheck(auth)] if auth.enabled else []
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="flowmesh-rpc"),
-                                   options=_options(max_bytes))
+                                   options=_options(max_bytes), interceptors=interceptors)
         methods = {name: grpc.unary_unary_rpc_method_handler(self._wrap(name)) for name in handlers}
         self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, methods),))
         target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        _check_free(host, port, target)
+        credentials = server_credentials()
         try:
-            self.port = self._server.add_insecure_port(target)
+            if credentials is not None:
+                self.port = self._server.add_secure_port(target, credentials)
+            else:
+                self.port = self._server.add_insecure_port(target)
         except RuntimeError as exc:
             raise UnavailableError(None, None, f"Cannot listen on {target}: {exc}") from None
         if not self.port:
@@ -102,6 +181,7 @@ _STATUS_TO_ERROR = {
     grpc.StatusCode.UNAVAILABLE: UnavailableError,
     grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceededError,
     grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhaustedError,
+    grpc.StatusCode.UNAUTHENTICATED: UnauthenticatedError,
 }
 
 
@@ -113,11 +193,17 @@ class RpcClient:
         name: how errors name the task (``/job:ps/replica:0/task:0``).
     """
 
-    def __init__(self, address: str, name: str):
+    def __init__(self, address: str, name: str, auth: ClusterAuth | None = None):
         self.address = address
         self.name = name
         max_bytes = _config.MAX_MESSAGE_MB.get() << 20
-        self._channel = grpc.insecure_channel(address, options=_options(max_bytes))
+        auth = auth if auth is not None else ClusterAuth.from_config()
+        self._metadata = ((TOKEN_METADATA, auth.token),) if auth.token else None
+        credentials = channel_credentials()
+        if credentials is not None:
+            self._channel = grpc.secure_channel(address, credentials, options=_options(max_bytes))
+        else:
+            self._channel = grpc.insecure_channel(address, options=_options(max_bytes))
         self._stubs: dict[str, Any] = {}
         self._ready = False
 
@@ -155,7 +241,7 @@ class RpcClient:
             stub = self._stubs[method] = self._channel.unary_unary(f"/{SERVICE}/{method}")
         deadline = _config.RPC_DEADLINE_S.get() if timeout is None else timeout
         try:
-            reply = stub(wire.pack(args), timeout=deadline)
+            reply = stub(wire.pack(args), timeout=deadline, metadata=self._metadata)
         except grpc.RpcError as exc:
             raise self._rpc_error(method, exc) from None
         data = wire.unpack(reply, f"{method} reply from {self.name}")

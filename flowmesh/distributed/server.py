@@ -10,6 +10,8 @@ Example (one process per task; the seeds' two-task "local" cluster):
 
 A server listens on its task's port on ``127.0.0.1`` by default; pass
 ``bind_address="0.0.0.0"`` (or ``flowmesh server --bind 0.0.0.0``) to serve other hosts.
+With a cluster secret (``FLOWMESH_CLUSTER_SECRET_FILE``; the launchers create one per
+job) both its ports refuse every peer that does not know it (``docs/security.md``).
 It serves control calls over gRPC and tensors over its data plane (a second port,
 announced through gRPC). Variables placed on the task live in its worker's resource
 stores for as long as the server runs.
@@ -24,6 +26,7 @@ from typing import Any
 
 from flowmesh import config as _config
 from flowmesh.distributed import protocol as wire
+from flowmesh.distributed.auth import ClusterAuth
 from flowmesh.distributed.cluster_spec import ClusterDef, ClusterSpec, split_address
 from flowmesh.distributed.cluster_view import ClusterView
 from flowmesh.distributed.data_plane import Connection, DataPlane
@@ -157,15 +160,20 @@ class Server:
                         address, self._bind)
         from flowmesh.distributed.rpc import RpcServer  # grpc is imported when first needed
 
+        auth = ClusterAuth.from_config()
+        if not auth.enabled and self._bind not in _LOOPBACK - {"0.0.0.0", "::", ""}:
+            log.warning("%s listens on %s without a cluster secret: anyone who can reach it can "
+                        "read and change its variables. Set FLOWMESH_CLUSTER_SECRET_FILE on every "
+                        "task (see docs/security.md)", self.task_name, self._bind)
         max_bytes = _config.MAX_MESSAGE_MB.get() << 20
         self.worker = WorkerService(self._job, self._task, self._config.device_count)
         self.plane = DataPlane(self.task_name, self._bind, on_tensor=self.worker.on_tensor,
                                on_request=self._on_request, on_peer_lost=self._on_peer_lost,
-                               max_bytes=max_bytes)
+                               max_bytes=max_bytes, auth=auth)
         self.worker.plane = self.plane
         try:
             handlers = self._rpc_handlers()
-            self._rpc = RpcServer(self._bind, port, handlers, max_bytes)
+            self._rpc = RpcServer(self._bind, port, handlers, max_bytes, auth)
         except Exception:
             self.plane.close()
             self.worker.close()

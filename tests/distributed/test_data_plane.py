@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 import torch
 
-from flowmesh.distributed import protocol, shm
+from flowmesh.distributed import auth, protocol, shm
 from flowmesh.distributed.data_plane import DataPlane
+from flowmesh.distributed.framing import FrameReader
 from flowmesh.errors import DataLossError, InvalidArgumentError, UnavailableError
 
 
@@ -113,8 +114,12 @@ def test_oversized_tensor_is_refused_and_server_keeps_serving(planes):
 
 
 def _raw(address: str) -> socket.socket:
+    """A raw socket past the (secret-less) handshake: what follows is parsed as frames."""
     host, port = address.rsplit(":", 1)
-    return socket.create_connection((host, int(port)), timeout=5)
+    sock = socket.create_connection((host, int(port)), timeout=5)
+    hello = {"peer": "raw", "host": "", "shm": False}
+    auth.dial(sock, FrameReader(sock), auth.ClusterAuth(None), hello, address)
+    return sock
 
 
 def _read_error(sock: socket.socket) -> str:
