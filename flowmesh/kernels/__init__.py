@@ -14,6 +14,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     conditional_accumulator,
     control_flow_ops,
     cross_ops,
+    ctc_ops,
     data_flow_ops,
     dataset_ops,
     decode_ops,

@@ -16,6 +16,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     constant_op,
     control_flow_ops,
     cross_ops,
+    ctc_ops,
     data_flow_ops,
     dataset_ops,
     decode_ops,
