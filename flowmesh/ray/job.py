@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import logging
+import secrets
 from typing import Any
 
 from flowmesh.ray.actor import TaskActor
@@ -77,6 +78,7 @@ class _Job:
         self.cluster: dict[str, list[str]] | None = None
         self.store: Any = None
         self.pg: Any = None
+        self.secret = secrets.token_hex(32)  # the job's own cluster secret
 
     def place(self, timeout: float) -> None:
         from ray.util.placement_group import placement_group
@@ -127,7 +129,8 @@ class _Job:
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
         index = self.tasks.index(task)
-        env = {"FLOWMESH_RESTART_COUNT": str(self.restarts[task]), "PYTHONUNBUFFERED": "1"}
+        env = {"FLOWMESH_RESTART_COUNT": str(self.restarts[task]), "PYTHONUNBUFFERED": "1",
+               "FLOWMESH_CLUSTER_SECRET": self.secret}
         if self.strategy == "allreduce":
             node = self.node_of[index]
             local = [i for i, n in enumerate(self.node_of) if n == node]

@@ -25,6 +25,7 @@ N >= num_executors). Differences from TensorFlowOnSpark, each deliberate:
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import uuid
 from dataclasses import replace
@@ -156,7 +157,8 @@ def run(sc: Any, map_fun: Any, tf_args: Any, num_executors: int, num_ps: int,
         log.info("flowmesh starts no TensorBoard: run `tensorboard --logdir %s`", log_dir or "<the chief's dir>")
     template = cluster_template(num_executors, num_ps, master_node, eval_node)
     log.info("flowmesh.spark cluster: %s", template)
-    cluster = TFCluster(sc, NodeSpec(map_fun, tf_args, template), input_mode, num_executors)
+    secret = {"FLOWMESH_CLUSTER_SECRET": secrets.token_hex(32)}  # the job's own: only its nodes get in
+    cluster = TFCluster(sc, NodeSpec(map_fun, tf_args, template, environment=secret), input_mode, num_executors)
     if input_mode == InputMode.TENSORFLOW:
         cluster._launch(sc.parallelize(range(num_executors), num_executors), cluster._spec)
     return cluster

@@ -4,7 +4,8 @@ Every task of the barrier stage (gang-scheduled: all start together or none does
 
 1. picks a free port on its host and learns everyone's address with one
    ``BarrierTaskContext.allGather`` (no reservation server), which gives the cluster spec;
-2. forks its node: ``TF_CONFIG`` set, ``map_fun(tf_args, ctx)`` called;
+2. forks its node: ``TF_CONFIG`` and the job's secret (``FLOWMESH_CLUSTER_SECRET``, made
+   by the driver for this cluster) set, ``map_fun(tf_args, ctx)`` called;
 3. a training node (chief/master/worker) is fed its partition (InputMode.SPARK) and
    waited for; a ps node serves;
 4. all tasks meet in a second ``allGather`` once the training nodes are done, after which
@@ -17,10 +18,11 @@ A node that fails makes its task raise with the node's traceback, which fails th
 from __future__ import annotations
 
 import json
+import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from flowmesh.cli.ports import free_ports
@@ -44,6 +46,7 @@ class NodeSpec:
     inference: bool = False  # the node answers every row (cluster.inference)
     num_epochs: int = 1
     feed_timeout: float = 600.0
+    environment: dict[str, str] = field(default_factory=dict)  # e.g. the job's secret
 
 
 def run_node(spec: NodeSpec, rows: Iterable[Any]) -> Iterator[Any]:
@@ -86,6 +89,7 @@ def _gather_cluster(barrier: Any, template: dict[str, list[int]], executor_id: i
 
 
 def _node_main(spec: NodeSpec, ctx: TFNodeContext) -> Any:
+    os.environ.update(spec.environment)  # this node's process only (a forked child)
     tf_config.export(ctx.cluster_spec, ctx.job_name, ctx.task_index)
     value = spec.map_fun(spec.tf_args, ctx)
     if ctx.mgr is not None:  # results reach the task before the outcome does

@@ -108,3 +108,7 @@ def failing_trial(a):
 
 def whoami(args, ctx):
     return (ctx.executor_id, args)
+
+
+def secret_of_node(args, ctx):
+    return os.environ.get("FLOWMESH_CLUSTER_SECRET")

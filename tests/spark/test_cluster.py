@@ -88,3 +88,14 @@ def test_run_experiments_covers_the_grid_in_order(sc):
 def test_a_failing_trial_names_its_parameters(sc):
     with pytest.raises(TaskError, match="(?s)'a': 2.*diverged"):
         run_experiments(sc, nodes.failing_trial, {"a": [1, 2, 3]})
+
+
+def test_each_cluster_has_its_own_secret(sc):
+    seen = []
+    for _ in range(2):
+        cluster = TFCluster.run(sc, nodes.secret_of_node, {}, num_executors=2, num_ps=0)
+        cluster.shutdown(timeout=120)
+        secrets = set(cluster.results.values())
+        assert len(secrets) == 1 and len(next(iter(secrets))) == 64  # shared by its nodes
+        seen.append(secrets.pop())
+    assert seen[0] != seen[1]
