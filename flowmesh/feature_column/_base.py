@@ -5,7 +5,8 @@ A *dense* column turns features into a float ``[batch, n]`` tensor (``input_laye
 with a boolean mask of the present entries and optional weights. TensorFlow carries
 categorical values as ``SparseTensor``s; flowmesh pads them densely and masks, treating
 the same values as missing that TensorFlow drops when it converts a dense input to sparse
-(``''`` for strings, ``-1`` for integers).
+(``''`` for strings, ``-1`` for integers). A ``SparseTensor`` input (``VarLenFeature``) is
+padded, and its own presence mask kept: every value it holds counts, as in TensorFlow.
 """
 
 from __future__ import annotations
@@ -103,11 +104,20 @@ class Builder:
                 "from the input_fn or remove the column")
         cached = self._cache.get(("raw", key))
         if cached is None:
-            cached = _as_dense(self._features[key], key)
+            value = self._features[key]
+            if _is_sparse(value):
+                cached, self._cache[("mask", key)] = _sparse_to_padded(value)
+            else:
+                cached = _as_dense(value, key)
             if cached.shape.ndims == 1:
                 cached = array_ops.reshape(cached, [-1, 1])
             self._cache[("raw", key)] = cached
         return cached
+
+    def sparse_mask(self, key: str, column: str) -> Tensor | None:
+        """Where the SparseTensor feature ``key`` has values (None for a dense feature)."""
+        self.raw(key, column)
+        return self._cache.get(("mask", key))
 
     def get(self, column: Any, make: Any) -> Any:
         """``make()`` once per column and call."""
@@ -116,11 +126,25 @@ class Builder:
         return self._cache[column]
 
 
+def _is_sparse(value: Any) -> bool:
+    return all(hasattr(value, a) for a in ("indices", "values", "dense_shape"))
+
+
+def _sparse_to_padded(value: Any) -> tuple[Tensor, Tensor]:
+    """A SparseTensor as ``[batch, n]`` values (padded with ``''``/``-1``/0) and the mask of
+    its present entries (TensorFlow keeps every value of a sparse input)."""
+    from flowmesh.core.sparse_tensor import SparseTensor
+    from flowmesh.ops.sparse_ops import to_dense
+
+    sp = value if isinstance(value, SparseTensor) else SparseTensor.from_value(value)
+    dtype = sp.values.dtype
+    pad: Any = b"" if dtype == dtypes.string else (-1 if dtype.is_integer else 0)
+    dense = to_dense(sp, default_value=pad)
+    present = SparseTensor(sp.indices, array_ops.fill(array_ops.shape(sp.indices)[:1], True), sp.dense_shape)
+    return dense, to_dense(present, default_value=False)
+
+
 def _as_dense(value: Any, key: str) -> Tensor:
-    if hasattr(value, "indices") and hasattr(value, "dense_shape") and hasattr(value, "values"):
-        raise InvalidArgumentError(
-            f"feature '{key}' is a SparseTensor; flowmesh's feature columns take dense (padded) "
-            "inputs for now: pad with '' (strings) or -1 (integers)")
     t = convert_to_tensor(value)
     if t.shape.ndims == 0:
         raise InvalidArgumentError(f"feature '{key}' must have a batch dimension, got a scalar")
@@ -152,4 +176,7 @@ def categorical_input(builder: Builder, key: str, column: str, dtype: Any) -> tu
         x = array_ops.reshape(x, [array_ops.shape(x)[0], -1])
     if not want_string and x.dtype != dtypes.int64:
         x = math_ops.cast(x, dtypes.int64)
+    mask = builder.sparse_mask(key, column)
+    if mask is not None:
+        return x, array_ops.reshape(mask, array_ops.shape(x))
     return x, present_mask(x)

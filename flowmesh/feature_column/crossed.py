@@ -2,8 +2,8 @@
 with TensorFlow's ``SparseCrossHashed`` hashing (so the same bucket ids).
 
 As in TensorFlow, a raw feature key enters the cross with every value (a dense input is not
-converted to sparse, so ``''`` and ``-1`` are crossed too), and categorical columns come
-first in the cross, raw keys after.
+converted to sparse, so ``''`` and ``-1`` are crossed too), and the sparse inputs
+(categorical columns, SparseTensor features) come first in the cross, dense raw keys after.
 """
 
 from __future__ import annotations
@@ -61,16 +61,21 @@ class CrossedColumn(CategoricalColumn):
                 x = array_ops.reshape(x, [array_ops.shape(x)[0], -1])
             if x.dtype != dtypes.string:
                 x = math_ops.cast(x, dtypes.int64)
+            mask = builder.sparse_mask(key, self.name)
+            if mask is not None:
+                return x, array_ops.reshape(mask, array_ops.shape(x))
             return x, array_ops.fill(array_ops.shape(x), True)
         ids = key.get_ids(builder)
         return ids.ids, ids.mask
 
     def get_ids(self, builder: Builder) -> CategoricalIds:
         def make() -> CategoricalIds:
-            # TensorFlow's sparse_cross takes the (sparse) categorical ids first, then the
-            # raw (dense) features, each group in the given order.
-            ordered = [k for k in self.keys if not isinstance(k, str)] + \
-                [k for k in self.keys if isinstance(k, str)]
+            # TensorFlow's sparse_cross takes its sparse inputs (categorical ids, SparseTensor
+            # features) first, then the dense features, each group in the given order.
+            def dense(k: Any) -> bool:
+                return isinstance(k, str) and builder.sparse_mask(k, self.name) is None
+
+            ordered = [k for k in self.keys if not dense(k)] + [k for k in self.keys if dense(k)]
             leaves = [self._leaf(k, builder) for k in ordered]
             ids, mask = feature_cross_hashed([v for v, _ in leaves], [m for _, m in leaves],
                                              self.hash_bucket_size, self.hash_key)

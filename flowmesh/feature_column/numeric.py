@@ -49,6 +49,10 @@ class NumericColumn(DenseColumn):
     def transform(self, builder: Builder) -> Tensor:
         def make() -> Tensor:
             x = builder.raw(self.key, self.name)
+            if builder.sparse_mask(self.key, self.name) is not None:
+                raise InvalidArgumentError(
+                    f"numeric_column '{self.key}' got a SparseTensor; parse it as a "
+                    "FixedLenFeature (make_parse_example_spec does) or densify it")
             if x.dtype == dtypes.string:
                 raise InvalidArgumentError(
                     f"numeric_column '{self.key}' got a string feature; parse it to numbers first")
