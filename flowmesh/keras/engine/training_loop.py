@@ -83,13 +83,13 @@ def _weights(model: Any, ys: list[np.ndarray], sample_weight: Any, class_weight:
 
 def _callbacks(model: Any, callbacks: Any, verbose: int, params: dict[str, Any],
                history: bool = True) -> tuple[CallbackList, History | None]:
-    items: list[Callback] = []
+    # Keras's order: the progress bar first, the user's callbacks, History last (so it
+    # records what the others add to the logs, e.g. "lr").
+    items: list[Callback] = [ProgbarLogger()] if verbose and history else []
+    items += list(callbacks or [])
     hist = History() if history else None
     if hist is not None:
         items.append(hist)
-    items += list(callbacks or [])
-    if verbose and history:
-        items.append(ProgbarLogger())
     return CallbackList(items, model=model, params=params), hist
 
 
@@ -133,6 +133,7 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
     model.stop_training = False
     rng = np.random.default_rng()
     cbs.on_train_begin()
+    initial_epoch = max(initial_epoch, model.__dict__.pop("_resume_epoch", 0))
     for epoch in range(initial_epoch, epochs):
         cbs.on_epoch_begin(epoch)
         totals = np.zeros(len(names))
@@ -285,6 +286,7 @@ def _fit_dataset(model: Any, dataset: Any, epochs: int, verbose: int, callbacks:
     fetches = [train_op, graph.total_loss] + graph.metric_tensors
     pending = first
     cbs.on_train_begin()
+    initial_epoch = max(initial_epoch, model.__dict__.pop("_resume_epoch", 0))
     for epoch in range(initial_epoch, epochs):
         cbs.on_epoch_begin(epoch)
         totals, seen, step = np.zeros(len(names)), 0, 0

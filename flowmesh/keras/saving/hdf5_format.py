@@ -1,0 +1,99 @@
+"""``model.save(path)`` / ``tf.keras.models.load_model(path)``: one HDF5 file.
+
+Root attributes: ``model_config`` (JSON of ``model_config.model_config``: layer classes,
+their configs and, for functional models, the layer calls), ``training_config`` (JSON:
+optimizer class and config, loss, metrics, loss weights; when compiled),
+``backend``/``keras_version``; group ``model_weights``: the weights in Keras 2's layout
+(``weights_io``). Optimizer slots (momenta, Adam moments) are not saved: a loaded model
+resumes training with fresh optimizer state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import numpy as np
+
+from flowmesh.keras import losses, optimizers
+from flowmesh.keras.saving import model_config, weights_io
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, tuple):
+        return list(value)
+    return str(value)
+
+
+def _training_config(model: Any) -> dict[str, Any] | None:
+    compiled = model._compiled
+    if compiled is None:
+        return None
+    loss = model.loss
+    if isinstance(loss, dict):
+        loss = {k: losses.serialize(losses.get(v)) for k, v in loss.items()}
+    elif isinstance(loss, (list, tuple)):
+        loss = [losses.serialize(losses.get(v)) for v in loss]
+    else:
+        loss = losses.serialize(losses.get(loss))
+    metrics = [name for specs in compiled.metric_specs[:1] for name, _ in specs]
+    return {"optimizer_config": optimizers.serialize(compiled.optimizer), "loss": loss,
+            "metrics": sorted(set(metrics), key=metrics.index), "loss_weights": compiled.loss_weights}
+
+
+def save_model(model: Any, filepath: str, include_optimizer: bool = True) -> None:
+    """Writes architecture, weights and compile settings to ``filepath`` (HDF5)."""
+    h5py = weights_io._h5py()
+    directory = os.path.dirname(str(filepath))
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    config = model_config.model_config(model)
+    with h5py.File(filepath, "w") as f:
+        f.attrs["model_config"] = json.dumps(config, default=_json_default).encode("utf8")
+        f.attrs["backend"] = b"tensorflow"
+        f.attrs["keras_version"] = b"2.21.0"
+        training = _training_config(model) if include_optimizer else None
+        if training is not None:
+            f.attrs["training_config"] = json.dumps(training, default=_json_default).encode("utf8")
+        weights_io.save_weights_to_group(f.create_group("model_weights"), weights_io._model_layers(model))
+
+
+def load_model(filepath: str, custom_objects: dict | None = None, compile: bool = True) -> Any:  # noqa: A002
+    """Rebuilds the model in the default graph, loads its weights and (if saved and
+    ``compile``) compiles it again.
+
+    Raises:
+        ValueError: the file has no model config (e.g. it was written by ``save_weights``).
+    """
+    h5py = weights_io._h5py()
+    with h5py.File(filepath, "r") as f:
+        raw = f.attrs.get("model_config")
+        if raw is None:
+            raise ValueError(f"No model config found in the file at {filepath}: it holds weights only; build "
+                             "the model in code and call model.load_weights().")
+        config = json.loads(raw.decode("utf8") if isinstance(raw, bytes) else raw)
+        model = model_config.model_from_config(config, custom_objects)
+        weights_io.load_weights_from_group(f["model_weights"], weights_io._model_layers(model))
+        training = f.attrs.get("training_config")
+    if training is not None and compile:
+        training = json.loads(training.decode("utf8") if isinstance(training, bytes) else training)
+        loss = training["loss"]
+        model.compile(optimizer=optimizers.deserialize(training["optimizer_config"]),
+                      loss=_deserialize_loss(loss, custom_objects), metrics=training["metrics"] or None,
+                      loss_weights=training["loss_weights"])
+    return model
+
+
+def _deserialize_loss(loss: Any, custom_objects: dict | None) -> Any:
+    if isinstance(loss, dict) and "class_name" not in loss:
+        return {k: _deserialize_loss(v, custom_objects) for k, v in loss.items()}
+    if isinstance(loss, list):
+        return [_deserialize_loss(v, custom_objects) for v in loss]
+    if isinstance(loss, str) and custom_objects and loss in custom_objects:
+        return custom_objects[loss]
+    return losses.deserialize(loss)
