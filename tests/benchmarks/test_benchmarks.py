@@ -83,5 +83,5 @@ def test_estimator_overhead_benchmark_runs(capsys) -> None:
     from benchmarks import estimator_overhead
 
     records = estimator_overhead.main(["--repeats", "1", "--steps", "30", "--quiet"])
-    assert [(r["bench"], r["peer"]) for r in records] == [("estimator_overhead", "mts_loop")] * 2
+    assert [(r["bench"], r["peer"]) for r in records] == [("estimator_overhead", "mts_loop")] * 3
     assert all(r["flowmesh"] > 0 and r["peer_value"] > 0 for r in records)
