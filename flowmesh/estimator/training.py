@@ -192,5 +192,6 @@ class _EvalListener(CheckpointSaverListener):
         latest = self._executor._estimator.latest_checkpoint()
         if latest is not None and latest != self._executor.last_path:
             self._last = time.monotonic()
-            self._executor.evaluate(latest, final=False)
+            max_steps = self._executor._train_spec.max_steps
+            self._executor.evaluate(latest, final=max_steps is not None and global_step_value >= max_steps)
         return None

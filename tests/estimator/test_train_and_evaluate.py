@@ -5,6 +5,7 @@ chief killed mid-training is restarted and finishes from the last checkpoint."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -80,3 +81,24 @@ def test_killed_chief_finishes_from_the_last_checkpoint(tmp_path):
     assert _eval_line(out)["global_step"] >= 60
     for task in ("worker:0", "worker:1", "ps:0", "evaluator:0"):
         assert f"[launch] {task} exited with status 0" in out, out
+
+
+def test_exporters_run_after_evaluations(tmp_path):
+    x = np.random.default_rng(1).standard_normal((64, 2)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+    columns = [tf.feature_column.numeric_column("x", shape=(2,))]
+    est = tf.estimator.LinearClassifier(columns, model_dir=str(tmp_path), optimizer="Adam",
+                                        config=tf.estimator.RunConfig(save_checkpoints_steps=10,
+                                                                      log_step_count_steps=0))
+    receiver = tf.estimator.export.build_raw_serving_input_receiver_fn({"x": tf.zeros([1, 2])})
+    exporters = [tf.estimator.LatestExporter("latest", receiver, exports_to_keep=2),
+                 tf.estimator.FinalExporter("final", receiver)]
+    _, exports = tf.estimator.train_and_evaluate(
+        est, tf.estimator.TrainSpec(lambda: ({"x": tf.constant(x)}, tf.constant(y)), max_steps=30),
+        tf.estimator.EvalSpec(lambda: ({"x": tf.constant(x)}, tf.constant(y)), steps=None,
+                              exporters=exporters, throttle_secs=0))
+    latest = sorted(os.listdir(tmp_path / "export" / "latest"))
+    assert len(latest) == 2 and all(d.isdigit() for d in latest)          # older ones collected
+    assert len(os.listdir(tmp_path / "export" / "final")) == 1              # only the last evaluation
+    assert sum(e is not None for e in exports) == 4                         # 3 latest + 1 final
+    assert tf.saved_model.loader.maybe_saved_model_directory(exports[-1].decode())
