@@ -359,6 +359,28 @@ from flowmesh.data.structure import TensorSpec
 from flowmesh.ops.variable_creator import variable_creator_scope
 from flowmesh import graph_util
 from flowmesh import bitwise, debugging, dtypes, random
+from flowmesh.ops.nn_impl import log_sigmoid
+from flowmesh.ops.search_ops import bincount, confusion_matrix, searchsorted, setdiff1d, unravel_index
+from flowmesh.ops.segment_ops import unsorted_segment_mean
+from flowmesh.ops.space_batch_ops import (
+    batch_to_space,
+    batch_to_space_nd,
+    depth_to_space,
+    space_to_batch,
+    space_to_batch_nd,
+    space_to_depth,
+)
+from flowmesh.ops.special_math_ops import arg_max, arg_min, floor_div, lbeta, to_complex64, to_complex128
+from flowmesh.ops.tensor_util import (
+    dimension_at_index,
+    dimension_value,
+    get_static_value,
+    identity_n,
+    initialize_all_tables,
+    initialize_local_variables,
+    initialize_variables,
+    is_tensor,
+)
 from flowmesh.ops.check_ops import (
     assert_equal,
     assert_greater,

@@ -65,6 +65,7 @@ from flowmesh.ops.nn_ops import (
     weighted_cross_entropy_with_logits,
 )
 from flowmesh.ops.sampled_losses import nce_loss, sampled_softmax_loss
+from flowmesh.ops.space_batch_ops import depth_to_space, space_to_batch, space_to_depth
 from flowmesh.rnn import (
     bidirectional_dynamic_rnn,
     dynamic_rnn,
@@ -74,7 +75,7 @@ from flowmesh.rnn import (
 )
 
 __all__ = [
-    "ctc_loss", "ctc_loss_v2", "all_candidate_sampler", "compute_accidental_hits", "log_uniform_candidate_sampler", "nce_loss",
+    "ctc_loss", "ctc_loss_v2", "depth_to_space", "space_to_batch", "space_to_depth", "all_candidate_sampler", "compute_accidental_hits", "log_uniform_candidate_sampler", "nce_loss",
     "sampled_softmax_loss", "uniform_candidate_sampler",
     "atrous_conv2d", "avg_pool", "bidirectional_dynamic_rnn", "dynamic_rnn", "rnn_cell",
     "static_bidirectional_rnn", "static_rnn", "avg_pool2d", "batch_normalization", "bias_add", "conv1d",

@@ -41,6 +41,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     resource_variable_ops,
     rnn_ops,
     script_ops,
+    search_ops,
     segment_ops,
     select_ops,
     sparse_ops,

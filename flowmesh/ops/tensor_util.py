@@ -1,0 +1,71 @@
+"""Small framework helpers of the TensorFlow 1.x top level: ``identity_n``,
+``get_static_value``, ``dimension_value``, ``dimension_at_index``, ``is_tensor`` and the
+deprecated initializer spellings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from flowmesh.core.graph import Operation, Tensor, name_scope
+from flowmesh.core.shapes import Dimension, TensorShape
+from flowmesh.ops import array_ops
+from flowmesh.ops._builders import constant_value
+from flowmesh.ops.lookup_ops import tables_initializer
+from flowmesh.ops.variables import (
+    local_variables_initializer,
+    variables_initializer,
+)
+
+
+def identity_n(input: Sequence[Any], name: str | None = None) -> list[Tensor]:  # noqa: A002
+    """An ``identity`` of each input."""
+    with name_scope(name, "IdentityN", list(input)):
+        return [array_ops.identity(x) for x in input]
+
+
+def get_static_value(tensor: Any, partial: bool = False) -> Any:
+    """The value of ``tensor`` when it is known at graph-construction time, else None."""
+    if not isinstance(tensor, Tensor):
+        return np.asarray(tensor)
+    value = constant_value(tensor)
+    return None if value is None else np.asarray(value)
+
+
+def dimension_value(dimension: Any) -> int | None:
+    """The int (or None) of a ``Dimension`` or int."""
+    if isinstance(dimension, Dimension):
+        return dimension.value
+    return dimension
+
+
+def dimension_at_index(shape: Any, index: int) -> Dimension:
+    """``shape[index]`` as a ``Dimension`` (unknown for an unknown-rank shape)."""
+    shape = shape if isinstance(shape, TensorShape) else TensorShape(shape)
+    if shape.rank is None:
+        return Dimension(None)
+    value = shape.as_list()[index]
+    return Dimension(value)
+
+
+def is_tensor(x: Any) -> bool:
+    """True for graph tensors, sparse tensors and variables (``tf.is_tensor``)."""
+    return isinstance(x, Tensor) or type(x).__name__ in (
+        "SparseTensor", "IndexedSlices", "Variable", "PartitionedVariable")
+
+
+def initialize_local_variables() -> Operation:
+    """Deprecated: ``local_variables_initializer``."""
+    return local_variables_initializer()
+
+
+def initialize_variables(var_list: list[Any], name: str = "init") -> Operation:
+    """Deprecated: ``variables_initializer``."""
+    return variables_initializer(var_list, name=name)
+
+
+def initialize_all_tables(name: str = "init_all_tables") -> Operation:
+    """Deprecated: ``tables_initializer``."""
+    return tables_initializer(name=name)
