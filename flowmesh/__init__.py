@@ -360,6 +360,16 @@ from flowmesh.ops.variable_creator import variable_creator_scope
 from flowmesh import graph_util
 from flowmesh import bitwise, debugging, dtypes, random
 from flowmesh.ops.nn_impl import log_sigmoid
+from flowmesh.ops.linalg_decomp_ops import (
+    cholesky,
+    cholesky_solve,
+    cross,
+    matrix_solve_ls,
+    matrix_triangular_solve,
+    self_adjoint_eig,
+    self_adjoint_eigvals,
+)
+from flowmesh.ops.linalg_decomp_ops import det as matrix_determinant
 from flowmesh.ops.search_ops import bincount, confusion_matrix, searchsorted, setdiff1d, unravel_index
 from flowmesh.ops.segment_ops import unsorted_segment_mean
 from flowmesh.ops.space_batch_ops import (

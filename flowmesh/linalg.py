@@ -1,7 +1,22 @@
 # ruff: noqa: F401 - a namespace module: every import is a re-export
 """``tf.linalg``: matrix products, contractions, diagonals, bands, norms."""
 
+from flowmesh.ops.clip_ops import global_norm
 from flowmesh.ops.einsum_ops import einsum
+from flowmesh.ops.linalg_decomp_ops import (
+    adjoint,
+    cholesky,
+    cholesky_solve,
+    cross,
+    det,
+    logdet,
+    matvec,
+    slogdet,
+)
+from flowmesh.ops.linalg_decomp_ops import matrix_solve_ls as lstsq
+from flowmesh.ops.linalg_decomp_ops import matrix_triangular_solve as triangular_solve
+from flowmesh.ops.linalg_decomp_ops import self_adjoint_eig as eigh
+from flowmesh.ops.linalg_decomp_ops import self_adjoint_eigvals as eigvalsh
 from flowmesh.ops.linalg_ops import (
     diag as tensor_diag,
 )

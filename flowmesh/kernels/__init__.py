@@ -24,6 +24,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     gather_ops,
     io_ops,
     iterator_ops,
+    linalg_decomp_ops,
     linalg_ops,
     linalg_solve_ops,
     logging_ops,

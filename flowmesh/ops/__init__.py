@@ -27,6 +27,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     gather_ops,
     init_ops,
     io_ops,
+    linalg_decomp_ops,
     linalg_ops,
     linalg_solve_ops,
     logging_ops,
