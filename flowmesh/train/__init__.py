@@ -75,6 +75,7 @@ from flowmesh.train.monitored_session import (
 )
 from flowmesh.train.moving_averages import ExponentialMovingAverage
 from flowmesh.train.optimizer import Optimizer
+from flowmesh.train.proximal import ProximalAdagradOptimizer, ProximalGradientDescentOptimizer
 from flowmesh.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from flowmesh.train.rmsprop import RMSPropOptimizer
 from flowmesh.train.saver import Saver, SaverDef
@@ -146,6 +147,8 @@ __all__ = [
     "import_meta_graph",
     "latest_checkpoint",
     "list_variables",
+    "ProximalAdagradOptimizer",
+    "ProximalGradientDescentOptimizer",
     "init_from_checkpoint",
     "write_graph",
     "load_checkpoint",
