@@ -19,6 +19,8 @@ def _build(cell_fn, dtype=np.float32, lengths=None, time_major=False, concat_sta
     cell = cell_fn()
     out, state = tf.nn.dynamic_rnn(cell, x, sequence_length=lengths, dtype=dtype,
                                    time_major=time_major)
+    if isinstance(state, tuple) and not hasattr(state, "c"):
+        state = state[-1]
     c, h = (tf.split(state, 2, axis=1) if concat_state else state)
     rng = np.random.default_rng(5)
     loss = tf.reduce_sum(out * rng.standard_normal(out.shape.as_list()).astype(dtype)) + \
@@ -42,6 +44,9 @@ CASES = [
      True, False),
     ("concat_state_f64", lambda: tf.nn.rnn_cell.BasicLSTMCell(5, state_is_tuple=False),
      np.float64, [2, 6, 9, 4], False, True),
+    ("multi", lambda: tf.nn.rnn_cell.MultiRNNCell(
+        [tf.nn.rnn_cell.LSTMCell(5), tf.nn.rnn_cell.BasicLSTMCell(5, forget_bias=0.0)]),
+     np.float32, [6, 3, 0, 1], False, False),
 ]
 
 
@@ -68,7 +73,7 @@ def test_fused_equals_loop(monkeypatch, name, cell_fn, dtype, lengths, time_majo
     lambda: tf.nn.rnn_cell.BasicLSTMCell(4, activation=tf.nn.relu),
     lambda: tf.nn.rnn_cell.GRUCell(4),
     lambda: tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.LSTMCell(4)),
-    lambda: tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.LSTMCell(4)]),
+    lambda: tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.LSTMCell(4), tf.nn.rnn_cell.GRUCell(4)]),
 ])
 def test_other_math_takes_the_loop(cell_fn):
     tf.nn.dynamic_rnn(cell_fn(), tf.zeros([2, 3, 4]), dtype=tf.float32)

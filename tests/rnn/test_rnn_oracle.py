@@ -27,6 +27,8 @@ CELLS = {
     "gru": lambda tf: tf.nn.rnn_cell.GRUCell(4),
     "multi": lambda tf: tf.nn.rnn_cell.MultiRNNCell(
         [tf.nn.rnn_cell.LSTMCell(4), tf.nn.rnn_cell.GRUCell(3)]),
+    "multi_lstm": lambda tf: tf.nn.rnn_cell.MultiRNNCell(
+        [tf.nn.rnn_cell.LSTMCell(4), tf.nn.rnn_cell.BasicLSTMCell(3)]),
     "multi_concat": lambda tf: tf.nn.rnn_cell.MultiRNNCell(
         [tf.nn.rnn_cell.BasicRNNCell(4), tf.nn.rnn_cell.GRUCell(3)], state_is_tuple=False),
     "wrappers": lambda tf: tf.nn.rnn_cell.DeviceWrapper(tf.nn.rnn_cell.ResidualWrapper(
