@@ -94,6 +94,18 @@ from flowmesh.train.session_run_hook import (
 )
 from flowmesh.train.supervisor import Supervisor
 from flowmesh.train.sync_replicas_optimizer import SyncReplicasOptimizer
+from flowmesh.train.training_loops import (
+    Checkpoint,
+    CheckpointManager,
+    CheckpointOptions,
+    assert_global_step,
+    basic_train_loop,
+    checkpoints_iterator,
+    do_quantize_training_on_graphdef,
+    sdca_fprint,
+    sdca_optimizer,
+    sdca_shrink_l1,
+)
 from flowmesh.train.training_util import (
     create_global_step,
     get_global_step,
@@ -147,6 +159,17 @@ __all__ = [
     "import_meta_graph",
     "latest_checkpoint",
     "list_variables",
+    "Checkpoint",
+    "CheckpointManager",
+    "CheckpointOptions",
+    "assert_global_step",
+    "basic_train_loop",
+    "checkpoints_iterator",
+    "do_quantize_training_on_graphdef",
+    "piecewise_constant_decay",
+    "sdca_fprint",
+    "sdca_optimizer",
+    "sdca_shrink_l1",
     "ProximalAdagradOptimizer",
     "ProximalGradientDescentOptimizer",
     "init_from_checkpoint",
@@ -187,3 +210,5 @@ __all__ = [
     "summary_iterator",
     "WorkerSessionCreator",
 ]
+
+piecewise_constant_decay = piecewise_constant
