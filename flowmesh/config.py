@@ -18,7 +18,10 @@ FLOWMESH_KEEP_FREED_MB          1024     Freed host memory glibc's malloc keeps 
                                          ``runtime/host_memory.py``). 0: malloc's defaults.
 FLOWMESH_RPC_DEADLINE_S         30.0     Default deadline for control RPCs between tasks.
 FLOWMESH_CONNECT_TIMEOUT_S      20.0     How long a session waits for an unreachable task.
-FLOWMESH_MAX_MESSAGE_MB         2048     Largest control/data message a server accepts.
+FLOWMESH_MAX_MESSAGE_MB         2048     Largest data-plane frame (tensors) a server accepts
+                                         from an authenticated peer.
+FLOWMESH_MAX_RPC_MB             256      Largest gRPC message (graphs, control calls; also
+                                         capped by FLOWMESH_MAX_MESSAGE_MB).
 FLOWMESH_SHM_TRANSPORT          1        1: tensors >= 1 MB to a peer on the same host go
                                          through /dev/shm; 0: always over the socket.
 FLOWMESH_HEARTBEAT_S            5.0      While a step waits on a task, ping it this often; a
@@ -58,6 +61,15 @@ FLOWMESH_ELASTIC_TIMEOUT_S      120.0    Longest wait of a rank in an elastic re
 FLOWMESH_FUSED_RNN              1        1: ``dynamic_rnn`` of an LSTM whose math equals
                                          torch's (tanh, no peepholes/clip/projection) runs
                                          one fused op; 0: always the ``While`` loop.
+FLOWMESH_MAX_CONNECTIONS        256      Most data-plane connections a server accepts at
+                                         once (one thread each; unauthenticated ones close
+                                         after a 10 s handshake deadline).
+FLOWMESH_ORPHAN_TENSOR_S        30.0     Tensors pushed for a step this task never runs are
+                                         dropped after this many seconds.
+FLOWMESH_FANOUT_TIMEOUT_S       2.0      How long a call that asks every task (ListDevices)
+                                         waits for them all; silent tasks are left out.
+FLOWMESH_FANOUT_CALLS           4        Most such calls a server runs at once (the others
+                                         are refused at once: session calls keep threads).
 FLOWMESH_CLUSTER_SECRET         (unset)  The job's shared secret (set by the launchers, or
                                          by hand on every task); see docs/security.md.
 FLOWMESH_CLUSTER_SECRET_FILE    (unset)  A file holding the secret (mode 0600, owned by
@@ -129,6 +141,7 @@ BIND_ADDRESS = Setting("FLOWMESH_BIND_ADDRESS", "127.0.0.1", str,
                        "interface servers listen on unless told (0.0.0.0 in Kubernetes pods)")
 CONNECT_TIMEOUT_S = Setting("FLOWMESH_CONNECT_TIMEOUT_S", 20.0, float, "connect timeout")
 MAX_MESSAGE_MB = Setting("FLOWMESH_MAX_MESSAGE_MB", 2048, int, "largest accepted message")
+MAX_RPC_MB = Setting("FLOWMESH_MAX_RPC_MB", 256, int, "largest accepted gRPC message, MB")
 SHM_TRANSPORT = Setting("FLOWMESH_SHM_TRANSPORT", 1, int, "1 to use /dev/shm for same-host tensors")
 HEARTBEAT_S = Setting("FLOWMESH_HEARTBEAT_S", 5.0, float, "heartbeat period of busy peers, seconds")
 COLLECTIVE_TIMEOUT_S = Setting(
@@ -160,12 +173,24 @@ ONEDNN_MAX_CPU_ISA = Setting("ONEDNN_MAX_CPU_ISA", "", str, "oneDNN ISA cap (e.g
 TF_ENABLE_ONEDNN_OPTS = Setting("TF_ENABLE_ONEDNN_OPTS", "", str,
                                 "0 disables TensorFlow's oneDNN kernels")
 
+MAX_CONNECTIONS = Setting("FLOWMESH_MAX_CONNECTIONS", 256, int, "most inbound data-plane connections")
+ORPHAN_TENSOR_S = Setting("FLOWMESH_ORPHAN_TENSOR_S", 30.0, float,
+                          "seconds before tensors of a step nobody runs are dropped")
+FANOUT_TIMEOUT_S = Setting("FLOWMESH_FANOUT_TIMEOUT_S", 2.0, float,
+                           "seconds a ListDevices waits for all tasks")
+FANOUT_CALLS = Setting("FLOWMESH_FANOUT_CALLS", 4, int, "concurrent calls that ask every task")
 CLUSTER_SECRET = Setting("FLOWMESH_CLUSTER_SECRET", "", str, "the job's shared secret")
 CLUSTER_SECRET_FILE = Setting("FLOWMESH_CLUSTER_SECRET_FILE", "", str,
                               "path of a 0600 file holding the job's secret")
 TLS_CERT = Setting("FLOWMESH_TLS_CERT", "", str, "PEM certificate of this task")
 TLS_KEY = Setting("FLOWMESH_TLS_KEY", "", str, "PEM private key of this task")
 TLS_CA = Setting("FLOWMESH_TLS_CA", "", str, "PEM CA certificate(s) of the cluster")
+
+
+def max_rpc_bytes() -> int:
+    """The gRPC message limit in bytes (``FLOWMESH_MAX_RPC_MB``, at most
+    ``FLOWMESH_MAX_MESSAGE_MB``)."""
+    return min(MAX_RPC_MB.get(), MAX_MESSAGE_MB.get()) << 20
 
 
 def cluster_secret(environ: Mapping[str, str] | None = None) -> bytes | None:

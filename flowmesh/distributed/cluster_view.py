@@ -96,15 +96,23 @@ class RemoteTask:
             self._rpc = RpcClient(self.address, self.name)
         return self._rpc
 
-    def status(self, refresh: bool = False) -> dict[str, Any]:
+    def status(self, refresh: bool = False, timeout: float | None = None) -> dict[str, Any]:
         """The task's status (devices, data port, incarnation); cached after first contact.
 
+        Args:
+            refresh: ask again even when cached.
+            timeout: seconds to wait at most (default ``FLOWMESH_CONNECT_TIMEOUT_S``),
+                including the wait for another thread already asking.
+
         Raises:
-            UnavailableError: the task did not answer within the connect timeout.
+            UnavailableError: the task did not answer within the timeout.
         """
-        with self._lock:
+        timeout = _config.CONNECT_TIMEOUT_S.get() if timeout is None else timeout
+        if not self._lock.acquire(timeout=timeout):
+            raise UnavailableError(None, None, f"Task {self.name} at {self.address} did not answer "
+                                   f"within {timeout:g} s (another call is still waiting for it)")
+        try:
             if self._status is None or refresh:
-                timeout = _config.CONNECT_TIMEOUT_S.get()
                 try:
                     self._status = self.rpc.call("GetStatus", None, timeout=timeout)
                 except DeadlineExceededError as exc:  # connected, but the task does not answer
@@ -114,9 +122,11 @@ class RemoteTask:
                         f"overloaded. {exc.message}") from None
                 self._devices = None
             return self._status
+        finally:
+            self._lock.release()
 
-    def devices(self) -> list[Device]:
-        status = self.status()
+    def devices(self, timeout: float | None = None) -> list[Device]:
+        status = self.status(timeout=timeout)
         with self._lock:
             if self._devices is None:
                 self._devices = [Device(DeviceSpec.from_string(name), torch.device("cpu"))

@@ -71,6 +71,7 @@ class DataPlane:
                  auth: ClusterAuth | None = None):
         self.identity = identity
         self.auth = auth if auth is not None else ClusterAuth.from_config()
+        self.max_connections = _config.MAX_CONNECTIONS.get()
         self.host = host
         self.max_bytes = max_bytes
         self.stats = Stats()
@@ -108,11 +109,17 @@ class DataPlane:
                 sock, addr = self._listener.accept()
             except OSError:
                 return
-            conn = Connection(self, sock, f"{addr[0]}:{addr[1]}", accepted=True)
             with self._lock:
                 if self._closed:
                     sock.close()
                     return
+                if len(self._inbound) >= self.max_connections:
+                    log.warning("refusing a data-plane connection from %s:%s: %d connections "
+                                "are open (FLOWMESH_MAX_CONNECTIONS)", addr[0], addr[1],
+                                len(self._inbound))
+                    sock.close()
+                    continue
+                conn = Connection(self, sock, f"{addr[0]}:{addr[1]}", accepted=True)
                 self._inbound.add(conn)
             conn.start()
 

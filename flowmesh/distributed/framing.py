@@ -64,9 +64,12 @@ class FrameReader:
         self._end += got
 
     def read(self, n: int) -> bytes:
-        if n > RECV_CHUNK // 2:
-            out = bytearray(n)
-            self.read_into(memoryview(out))
+        if n > RECV_CHUNK // 2:  # memory grows with what arrives, not with what is announced
+            out = bytearray()
+            while len(out) < n:
+                chunk = bytearray(min(n - len(out), 1 << 20))
+                self.read_into(memoryview(chunk))
+                out += chunk
             return bytes(out)
         while self._end - self._start < n:
             self._fill()

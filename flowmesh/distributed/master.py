@@ -10,11 +10,15 @@ fetches, which thereby cross the wire exactly once per step.
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import threading
+import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from flowmesh import config as _config
 from flowmesh.core.graph import Graph
 from flowmesh.distributed import protocol as wire
 from flowmesh.distributed.cluster_view import ClusterView, RemoteTask
@@ -41,6 +45,9 @@ class MasterService:
         self._reset_handles: collections.deque[str] = collections.deque(maxlen=4096)
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="flowmesh-master")
+        # calls that ask every task (ListDevices, ResetContainers) hold a gRPC thread while
+        # they wait on others: at most this many at once, so session calls always find one
+        self._fan_out = threading.BoundedSemaphore(max(1, _config.FANOUT_CALLS.get()))
 
     # --- sessions ------------------------------------------------------------------------
     def create_session(self, graph_bytes: bytes | None, config: Any = None, client: str = "",
@@ -106,24 +113,44 @@ class MasterService:
         for _, session in sessions:
             session.close()
         failed = []
-        for task in self.view.tasks.values():
-            try:
-                task.reset(list(containers or []))
-            except OpError as exc:
-                failed.append(f"{task.name} ({exc.message})")
+        with self._fanning_out("ResetContainers"):
+            for task in self.view.tasks.values():
+                try:
+                    task.reset(list(containers or []))
+                except OpError as exc:
+                    failed.append(f"{task.name} ({exc.message})")
         if failed:
             raise UnavailableError(None, None, f"Could not reset containers on: {'; '.join(failed)}")
 
     def list_devices(self) -> list[list[str]]:
-        """``[name, type]`` of the devices of every task that answers (quickly)."""
+        """``[name, type]`` of the devices of every task that answers within
+        ``FLOWMESH_FANOUT_TIMEOUT_S`` (all tasks together).
+
+        Raises:
+            UnavailableError: too many fan-out calls are running already.
+        """
         out = [[d.name, d.device_type] for d in self.view.local.devices()]
-        for task in self.view.tasks.values():
-            if isinstance(task, RemoteTask):
-                try:
-                    out += [[d.name, d.device_type] for d in task.devices()]
-                except OpError:
-                    continue
+        deadline = time.monotonic() + _config.FANOUT_TIMEOUT_S.get()
+        with self._fanning_out("ListDevices"):
+            for task in self.view.tasks.values():
+                if isinstance(task, RemoteTask):
+                    try:
+                        devices = task.devices(timeout=max(0.01, deadline - time.monotonic()))
+                    except OpError:
+                        continue
+                    out += [[d.name, d.device_type] for d in devices]
         return out
+
+    @contextlib.contextmanager
+    def _fanning_out(self, what: str) -> Iterator[None]:
+        if not self._fan_out.acquire(blocking=False):
+            raise UnavailableError(
+                None, None, f"{what}: {_config.FANOUT_CALLS.get()} calls that contact every task "
+                f"are running on {self.view.local.name} already (FLOWMESH_FANOUT_CALLS); retry later")
+        try:
+            yield
+        finally:
+            self._fan_out.release()
 
     def client_lost(self, client: str) -> None:
         """Closes the sessions of a remote client whose connection went away."""

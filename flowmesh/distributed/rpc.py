@@ -3,8 +3,8 @@
 Every server exposes one gRPC service, ``flowmesh.Server``, whose methods take and return
 raw bytes. A request is ``msgpack(args)``; a reply is ``msgpack({"r": result})`` or
 ``msgpack({"e": {"code", "message", "node"}})`` so that errors keep their TensorFlow status
-code. Malformed requests get an error reply; requests over ``FLOWMESH_MAX_MESSAGE_MB``
-are refused by gRPC itself (``RESOURCE_EXHAUSTED``); the server keeps serving.
+code. Malformed requests get an error reply; requests over ``FLOWMESH_MAX_RPC_MB``
+(graphs and control messages; tensors travel on the data plane) are refused by gRPC itself (``RESOURCE_EXHAUSTED``); the server keeps serving.
 
 With a cluster secret (:mod:`flowmesh.distributed.auth`) every call carries the job's
 token in its metadata and a server interceptor refuses calls without it
@@ -196,7 +196,7 @@ class RpcClient:
     def __init__(self, address: str, name: str, auth: ClusterAuth | None = None):
         self.address = address
         self.name = name
-        max_bytes = _config.MAX_MESSAGE_MB.get() << 20
+        max_bytes = _config.max_rpc_bytes()
         auth = auth if auth is not None else ClusterAuth.from_config()
         self._metadata = ((TOKEN_METADATA, auth.token),) if auth.token else None
         credentials = channel_credentials()
@@ -235,7 +235,8 @@ class RpcClient:
             UnavailableError / DeadlineExceededError: transport failures, naming the task.
             OpError: the error the handler raised, with its status code.
         """
-        self.wait_ready()
+        connect = _config.CONNECT_TIMEOUT_S.get()
+        self.wait_ready(connect if timeout is None else min(timeout, connect))
         stub = self._stubs.get(method)
         if stub is None:
             stub = self._stubs[method] = self._channel.unary_unary(f"/{SERVICE}/{method}")
@@ -260,6 +261,8 @@ class RpcClient:
             cls = exception_type_from_error_code(value)
         if cls is UnavailableError:
             self._ready = False
+        if cls is ResourceExhaustedError:
+            details = f"{details} (the gRPC message limit is FLOWMESH_MAX_RPC_MB on both sides)"
         return cls(None, None, f"{method} on task {self.name} at {self.address} failed: {details}")
 
     def close(self) -> None:

@@ -173,7 +173,7 @@ class Server:
         self.worker.plane = self.plane
         try:
             handlers = self._rpc_handlers()
-            self._rpc = RpcServer(self._bind, port, handlers, max_bytes, auth)
+            self._rpc = RpcServer(self._bind, port, handlers, _config.max_rpc_bytes(), auth)
         except Exception:
             self.plane.close()
             self.worker.close()

@@ -4,21 +4,25 @@ Step ids are chosen by the master that drives the step (random 63-bit ints, uniq
 the cluster). A tensor may arrive before the worker starts its part of the step, so
 mailboxes are created on first touch. When the worker's part of a step ends, its mailbox
 is dropped and the id is remembered for a while so that late tensors of an aborted step
-are discarded instead of leaking.
+are discarded instead of leaking. Tensors pushed for a step this worker never runs (its
+master died, or a peer sends junk step ids) are dropped after
+``FLOWMESH_ORPHAN_TENSOR_S`` by a sweeper thread.
 """
 
 from __future__ import annotations
 
 import collections
+import logging
 import threading
 import time
 from typing import Any
 
+from flowmesh import config as _config
 from flowmesh.errors import AbortedError, OpError, UnavailableError
 from flowmesh.runtime.rendezvous import Rendezvous
 
+log = logging.getLogger("flowmesh.distributed")
 _FINISHED_MEMORY = 65536
-_ORPHAN_AGE_S = 600.0
 
 
 class _Active:
@@ -40,7 +44,9 @@ class StepTable:
         self._finished: set[int] = set()
         self._finished_order: collections.deque[int] = collections.deque()
         self._lost: dict[str, float] = {}  # peer -> when its connection was lost
-        self._touches = 0
+        self._orphan_age = _config.ORPHAN_TENSOR_S.get()
+        self._sweeper: threading.Thread | None = None
+        self._closed = threading.Event()
 
     def begin(self, step_id: int, peers: set[str], requested_at: float | None = None) -> Rendezvous:
         """Starts this worker's part of ``step_id``; ``peers`` are the tasks it depends on.
@@ -82,6 +88,10 @@ class StepTable:
             entry = self._entry(step_id)
             if entry is not None and sender:
                 entry.peers.add(sender)
+            if entry is not None and entry.runs == 0 and self._sweeper is None:
+                self._sweeper = threading.Thread(target=self._sweep_loop, daemon=True,
+                                                 name="flowmesh-orphan-sweeper")
+                self._sweeper.start()
         if entry is not None:
             try:
                 entry.rendezvous.send(key, value)
@@ -120,9 +130,6 @@ class StepTable:
             if step_id in self._finished:
                 return None
             entry = self._active[step_id] = _Active()
-            self._touches += 1
-            if self._touches % 4096 == 0:
-                self._sweep()
         return entry
 
     def _retire(self, step_id: int) -> None:
@@ -137,8 +144,22 @@ class StepTable:
         while len(self._finished_order) > _FINISHED_MEMORY:
             self._finished.discard(self._finished_order.popleft())
 
-    def _sweep(self) -> None:
+    def _sweep(self) -> int:
         """Drops mailboxes that received tensors but never ran (their step died)."""
-        cutoff = time.monotonic() - _ORPHAN_AGE_S
-        for step_id in [s for s, e in self._active.items() if e.runs == 0 and e.created < cutoff]:
+        cutoff = time.monotonic() - self._orphan_age
+        orphans = [s for s, e in self._active.items() if e.runs == 0 and e.created < cutoff]
+        for step_id in orphans:
             self._retire(step_id)
+        return len(orphans)
+
+    def _sweep_loop(self) -> None:
+        while not self._closed.wait(max(0.05, self._orphan_age / 4)):
+            with self._lock:
+                dropped = self._sweep()
+            if dropped:
+                log.warning("dropped the tensors of %d step(s) nobody ran within %g s "
+                            "(FLOWMESH_ORPHAN_TENSOR_S)", dropped, self._orphan_age)
+
+    def close(self) -> None:
+        """Stops the sweeper thread."""
+        self._closed.set()

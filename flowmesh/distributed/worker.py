@@ -241,6 +241,7 @@ class WorkerService:
 
     def close(self) -> None:
         self._closed = True
+        self.steps.close()
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._part_pool.shutdown(wait=False, cancel_futures=True)
 

@@ -117,6 +117,19 @@ class Child:
                     continue
         return out
 
+    def pause(self, timeout: float = 10.0) -> None:
+        """SIGSTOP, returning once the kernel reports the process stopped (the signal is
+        delivered asynchronously: a request sent right after ``kill`` may still be
+        answered)."""
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with open(f"/proc/{self.proc.pid}/stat") as f:
+                if f.read().rpartition(")")[2].split()[0] in "Tt":
+                    return
+            time.sleep(0.005)
+        raise TimeoutError(f"{self.name} (pid {self.proc.pid}) did not stop")
+
     def kill(self, sig: int = signal.SIGKILL) -> None:
         """Signals this process (by pid) and reaps it."""
         if self.proc.poll() is None:

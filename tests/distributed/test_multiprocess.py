@@ -182,7 +182,7 @@ def test_hung_ps_fails_the_step_by_heartbeat(monkeypatch):
         with tf.Session(worker.target) as sess:
             sess.run(v.initializer)
             assert sess.run(y) == 2.0
-            os.kill(ps.pid, signal.SIGSTOP)  # alive to the kernel, but it answers nothing
+            ps.pause()  # alive to the kernel, but it answers nothing
             start = time.monotonic()
             with pytest.raises(UnavailableError, match="no heartbeat from /job:ps/replica:0/task:0"):
                 sess.run(y)

@@ -15,19 +15,6 @@ from flowmesh.testing.cluster import cluster_dict, spawn_server
 pytestmark = [pytest.mark.multiprocess]
 
 
-def _stop(pid: int) -> None:
-    """SIGSTOP, then wait until the kernel says the process is stopped (the signal is
-    delivered asynchronously: a step started at once may still be answered)."""
-    os.kill(pid, signal.SIGSTOP)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        with open(f"/proc/{pid}/stat") as f:
-            if f.read().rpartition(")")[2].split()[0] in "Tt":
-                return
-        time.sleep(0.005)
-    raise TimeoutError(f"process {pid} did not stop")
-
-
 @pytest.mark.timeout(120)
 def test_ps_paused_past_the_heartbeat_deadline_then_resumed_steps_again(monkeypatch):
     monkeypatch.setenv("FLOWMESH_HEARTBEAT_S", "0.2")
@@ -46,7 +33,7 @@ def test_ps_paused_past_the_heartbeat_deadline_then_resumed_steps_again(monkeypa
         with tf.Session(worker.target) as sess:
             sess.run(v.initializer)
             assert sess.run(y) == 2.0
-            _stop(ps.pid)
+            ps.pause()
             start = time.monotonic()
             with pytest.raises(UnavailableError, match="no heartbeat from /job:ps/replica:0/task:0"):
                 sess.run(y)
