@@ -85,3 +85,13 @@ def test_estimator_overhead_benchmark_runs(capsys) -> None:
     records = estimator_overhead.main(["--repeats", "1", "--steps", "30", "--quiet"])
     assert [(r["bench"], r["peer"]) for r in records] == [("estimator_overhead", "mts_loop")] * 3
     assert all(r["flowmesh"] > 0 and r["peer_value"] > 0 for r in records)
+
+
+def test_keras_fit_runs_on_a_tiny_model(capsys) -> None:
+    from benchmarks import keras_fit
+
+    settings = harness.parse_settings("", keras_fit.PEERS, TINY + ["--peers", ""])
+    records = keras_fit.run(settings, layers=(12, 8, 3), batch=4, batches=2)
+    assert records[0]["peer"] is None and records[0]["flowmesh"] > 0
+    assert records[0]["unit"] == "samples/s"
+    assert _records(capsys.readouterr().out) == records
