@@ -23,6 +23,24 @@ from flowmesh.ops.nn_conv_ops import (
     max_pool,
     max_pool2d,
 )
+from flowmesh.ops.nn_extra_ops import (
+    approx_max_k,
+    approx_min_k,
+    avg_pool1d,
+    avg_pool_v2,
+    batch_norm_with_global_normalization,
+    compute_average_loss,
+    conv1d_transpose,
+    conv_transpose,
+    convolution,
+    depthwise_conv2d_native_backprop_filter,
+    depthwise_conv2d_native_backprop_input,
+    log_poisson_loss,
+    max_pool1d,
+    max_pool_v2,
+    pool,
+    sufficient_statistics,
+)
 from flowmesh.ops.nn_impl import (
     crelu,
     dropout,
@@ -75,7 +93,7 @@ from flowmesh.rnn import (
 )
 
 __all__ = [
-    "ctc_loss", "ctc_loss_v2", "depth_to_space", "space_to_batch", "space_to_depth", "all_candidate_sampler", "compute_accidental_hits", "log_uniform_candidate_sampler", "nce_loss",
+    "ctc_loss", "ctc_loss_v2", "approx_max_k", "approx_min_k", "avg_pool1d", "avg_pool_v2", "batch_norm_with_global_normalization", "compute_average_loss", "conv1d_transpose", "conv_transpose", "convolution", "depthwise_conv2d_native_backprop_filter", "depthwise_conv2d_native_backprop_input", "log_poisson_loss", "max_pool1d", "max_pool_v2", "pool", "sufficient_statistics", "depth_to_space", "space_to_batch", "space_to_depth", "all_candidate_sampler", "compute_accidental_hits", "log_uniform_candidate_sampler", "nce_loss",
     "sampled_softmax_loss", "uniform_candidate_sampler",
     "atrous_conv2d", "avg_pool", "bidirectional_dynamic_rnn", "dynamic_rnn", "rnn_cell",
     "static_bidirectional_rnn", "static_rnn", "avg_pool2d", "batch_normalization", "bias_add", "conv1d",
@@ -88,3 +106,6 @@ __all__ = [
     "softsign", "sparse_softmax_cross_entropy_with_logits", "swish", "tanh", "top_k",
     "weighted_cross_entropy_with_logits", "weighted_moments", "xw_plus_b", "zero_fraction",
 ]
+
+depthwise_conv2d_backprop_filter = depthwise_conv2d_native_backprop_filter
+depthwise_conv2d_backprop_input = depthwise_conv2d_native_backprop_input

@@ -1,0 +1,232 @@
+"""More of ``tf.nn`` built on the 2-D convolution/pooling ops and plain math: 1-D pooling and
+transposed convolution (as TensorFlow does it: a height-1 image), the TensorFlow 2 N-d
+spellings ``max_pool_v2 avg_pool_v2 convolution conv_transpose pool`` (1-D and 2-D), the
+depthwise backprops, ``approx_max_k``/``approx_min_k`` (exact), ``log_poisson_loss``,
+``sufficient_statistics``, ``batch_norm_with_global_normalization``,
+``compute_average_loss``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowmesh.core import dtypes
+from flowmesh.core.convert import convert_to_tensor
+from flowmesh.core.graph import Tensor, name_scope
+from flowmesh.errors import InvalidArgumentError
+from flowmesh.ops import array_ops, math_ops, reduction_ops
+from flowmesh.ops._builders import make_tensor
+from flowmesh.ops.depthwise_conv_ops import _grouped_filter
+from flowmesh.ops.gather_ops import gather
+from flowmesh.ops.nn_conv_ops import avg_pool, conv1d, conv2d, conv2d_transpose, conv_attrs, max_pool
+from flowmesh.ops.nn_impl import top_k
+from flowmesh.ops.nn_norm_ops import batch_normalization
+from flowmesh.ops.select_ops import where
+
+
+def _one(value: Any, what: str) -> int:
+    if isinstance(value, (list, tuple)):
+        return int(value[1] if len(value) == 3 else value[0])
+    return int(value)
+
+
+def _pool1d(pool: Any, input: Any, ksize: Any, strides: Any, padding: Any, data_format: str,  # noqa: A002
+            name: str | None) -> Tensor:
+    nwc = data_format in ("NWC", "NHWC")
+    axis = 1 if nwc else 2
+    with name_scope(name, "pool1d", [input]):
+        x = array_ops.expand_dims(convert_to_tensor(input), axis)
+        k, s = _one(ksize, "ksize"), _one(strides, "strides")
+        y = pool(x, [1, 1, k, 1] if nwc else [1, 1, 1, k], [1, 1, s, 1] if nwc else [1, 1, 1, s], padding,
+                 "NHWC" if nwc else "NCHW")
+        return array_ops.squeeze(y, [axis])
+
+
+def max_pool1d(input: Any, ksize: Any, strides: Any, padding: Any, data_format: str = "NWC",  # noqa: A002
+               name: str | None = None) -> Tensor:
+    """Max pooling over the width of ``[batch, width, channels]``."""
+    return _pool1d(max_pool, input, ksize, strides, padding, data_format, name or "MaxPool1d")
+
+
+def avg_pool1d(input: Any, ksize: Any, strides: Any, padding: Any, data_format: str = "NWC",  # noqa: A002
+               name: str | None = None) -> Tensor:
+    """Average pooling over the width of ``[batch, width, channels]``."""
+    return _pool1d(avg_pool, input, ksize, strides, padding, data_format, name or "AvgPool1D")
+
+
+def _rank(x: Any, what: str) -> int:
+    rank = convert_to_tensor(x).shape.rank
+    if rank not in (3, 4):
+        raise InvalidArgumentError(f"{what}: flowmesh supports 1-D and 2-D inputs (rank 3 or 4), got rank {rank}")
+    return rank
+
+
+def max_pool_v2(input: Any, ksize: Any, strides: Any, padding: Any, data_format: str | None = None,  # noqa: A002
+                name: str | None = None) -> Tensor:
+    """``tf.nn.max_pool`` of TensorFlow 2 (1-D or 2-D by the input's rank)."""
+    if _rank(input, "max_pool_v2") == 3:
+        return max_pool1d(input, ksize, strides, padding, data_format or "NWC", name)
+    return max_pool(input, ksize, strides, padding, data_format or "NHWC", name)
+
+
+def avg_pool_v2(input: Any, ksize: Any, strides: Any, padding: Any, data_format: str | None = None,  # noqa: A002
+                name: str | None = None) -> Tensor:
+    """``tf.nn.avg_pool`` of TensorFlow 2 (1-D or 2-D by the input's rank)."""
+    if _rank(input, "avg_pool_v2") == 3:
+        return avg_pool1d(input, ksize, strides, padding, data_format or "NWC", name)
+    return avg_pool(input, ksize, strides, padding, data_format or "NHWC", name)
+
+
+def pool(input: Any, window_shape: Any, pooling_type: str, padding: str, dilation_rate: Any = None,  # noqa: A002
+         strides: Any = None, name: str | None = None, data_format: str | None = None,
+         dilations: Any = None) -> Tensor:
+    """N-d pooling (``"MAX"`` or ``"AVG"``) for 1-D and 2-D windows without dilation."""
+    if any(int(d) != 1 for d in (dilation_rate or dilations or [1])):
+        raise InvalidArgumentError("pool: dilation_rate other than 1 is not supported by flowmesh")
+    fn = {"MAX": max_pool_v2, "AVG": avg_pool_v2}.get(pooling_type)
+    if fn is None:
+        raise ValueError(f"pooling_type must be 'MAX' or 'AVG', got {pooling_type!r}")
+    window = list(window_shape)
+    return fn(input, window, list(strides) if strides is not None else [1] * len(window), padding, data_format, name)
+
+
+def convolution(input: Any, filter: Any, padding: Any, strides: Any = None, dilation_rate: Any = None,  # noqa: A002
+                name: str | None = None, data_format: str | None = None, filters: Any = None,
+                dilations: Any = None) -> Tensor:
+    """N-d convolution for 1-D and 2-D inputs (``conv1d`` / ``conv2d``)."""
+    f = filter if filter is not None else filters
+    rate = dilation_rate if dilation_rate is not None else dilations
+    if _rank(input, "convolution") == 3:
+        return conv1d(input, f, (strides or [1])[0], padding, data_format=data_format,
+                      dilations=(rate or [1])[0], name=name)
+    s, d = list(strides or [1, 1]), list(rate or [1, 1])
+    return conv2d(input, f, [1, *s, 1] if (data_format or "NHWC") == "NHWC" else [1, 1, *s], padding,
+                  data_format=data_format or "NHWC",
+                  dilations=[1, *d, 1] if (data_format or "NHWC") == "NHWC" else [1, 1, *d], name=name)
+
+
+def conv1d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, padding: str = "SAME",  # noqa: A002
+                     data_format: str = "NWC", dilations: Any = None, name: str | None = None) -> Tensor:
+    """The transpose of ``conv1d`` (``filters`` ``[width, out_channels, in_channels]``)."""
+    nwc = data_format == "NWC"
+    axis = 1 if nwc else 2
+    with name_scope(name, "conv1d_transpose", [input, filters]):
+        x = array_ops.expand_dims(convert_to_tensor(input), axis)
+        f = array_ops.expand_dims(convert_to_tensor(filters, dtype=x.dtype), 0)
+        shape = convert_to_tensor(output_shape, dtype=dtypes.int32)
+        shape = array_ops.concat([shape[:axis], [1], shape[axis:]], 0)
+        s, d = _one(strides, "strides"), _one(dilations or 1, "dilations")
+        y = conv2d_transpose(x, f, shape, [1, 1, s, 1] if nwc else [1, 1, 1, s], padding,
+                             "NHWC" if nwc else "NCHW", dilations=[1, 1, d, 1] if nwc else [1, 1, 1, d])
+        return array_ops.squeeze(y, [axis])
+
+
+def conv_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, padding: str = "SAME",  # noqa: A002
+                   data_format: str | None = None, dilations: Any = None, name: str | None = None) -> Tensor:
+    """N-d transposed convolution for 1-D and 2-D inputs."""
+    if _rank(input, "conv_transpose") == 3:
+        return conv1d_transpose(input, filters, output_shape, strides, padding, data_format or "NWC", dilations, name)
+    return conv2d_transpose(input, filters, output_shape, strides, padding, data_format or "NHWC", name,
+                            dilations=dilations)
+
+
+def depthwise_conv2d_native_backprop_input(input_sizes: Any, filter: Any, out_backprop: Any,  # noqa: A002
+                                           strides: Any, padding: Any, data_format: str = "NHWC",
+                                           dilations: Any = None, name: str | None = None) -> Tensor:
+    """The gradient of ``depthwise_conv2d_native`` with respect to its input."""
+    attrs = conv_attrs(strides, padding, data_format, dilations, "DepthwiseConv2dNativeBackpropInput")
+    with name_scope(name, "DepthwiseConv2dNativeBackpropInput", [filter, out_backprop]):
+        g = convert_to_tensor(out_backprop)
+        sizes = convert_to_tensor(input_sizes, dtype=dtypes.int32)
+        return make_tensor("Conv2DBackpropInput", [sizes, _grouped_filter(convert_to_tensor(filter, dtype=g.dtype)), g],
+                           attrs)
+
+
+def depthwise_conv2d_native_backprop_filter(input: Any, filter_sizes: Any, out_backprop: Any,  # noqa: A002
+                                            strides: Any, padding: Any, data_format: str = "NHWC",
+                                            dilations: Any = None, name: str | None = None) -> Tensor:
+    """The gradient of ``depthwise_conv2d_native`` with respect to its filter."""
+    attrs = conv_attrs(strides, padding, data_format, dilations, "DepthwiseConv2dNativeBackpropFilter")
+    with name_scope(name, "DepthwiseConv2dNativeBackpropFilter", [input, out_backprop]):
+        x = convert_to_tensor(input)
+        sizes = convert_to_tensor(filter_sizes, dtype=dtypes.int32)
+        grouped = array_ops.concat([sizes[:2], [1], sizes[2:3] * sizes[3:4]], 0)
+        df = make_tensor("Conv2DBackpropFilter", [x, grouped, convert_to_tensor(out_backprop, dtype=x.dtype)], attrs)
+        return array_ops.reshape(df, sizes)
+
+
+def approx_max_k(operand: Any, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,
+                 reduction_input_size_override: int = -1, aggregate_to_topk: bool = True,
+                 name: str | None = None) -> tuple[Tensor, Tensor]:
+    """The top ``k`` values and indices along the last dimension, computed exactly (recall 1)."""
+    x = convert_to_tensor(operand)
+    if reduction_dimension not in (-1, (x.shape.rank or 0) - 1):
+        raise InvalidArgumentError("approx_max_k: flowmesh reduces only the last dimension")
+    values, indices = top_k(x, k, name=name)
+    return values, indices
+
+
+def approx_min_k(operand: Any, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,
+                 reduction_input_size_override: int = -1, aggregate_to_topk: bool = True,
+                 name: str | None = None) -> tuple[Tensor, Tensor]:
+    """The bottom ``k`` values and indices along the last dimension, computed exactly."""
+    values, indices = approx_max_k(math_ops.negative(convert_to_tensor(operand)), k, reduction_dimension,
+                                   name=name)
+    return math_ops.negative(values), indices
+
+
+def log_poisson_loss(targets: Any, log_input: Any, compute_full_loss: bool = False,
+                     name: str | None = None) -> Tensor:
+    """``exp(log_input) - targets * log_input`` (plus Stirling's term with ``compute_full_loss``)."""
+    with name_scope(name, "log_poisson_loss", [log_input, targets]):
+        c = convert_to_tensor(log_input)
+        z = convert_to_tensor(targets, dtype=c.dtype)
+        result = math_ops.exp(c) - c * z
+        if not compute_full_loss:
+            return result
+        stirling = z * math_ops.log(z) - z + 0.5 * math_ops.log(2.0 * 3.141592653589793 * z)
+        keep = math_ops.logical_and(math_ops.greater_equal(z, 0.0), math_ops.less_equal(z, 1.0))
+        return result + where(keep, array_ops.zeros_like(z), stirling)
+
+
+def sufficient_statistics(x: Any, axes: Any, shift: Any = None, keep_dims: Any = None, name: str | None = None,
+                          keepdims: Any = None) -> tuple[Tensor, Tensor, Tensor, Any]:
+    """``(count, sum(x - shift), sum((x - shift)^2), shift)`` over ``axes``."""
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    with name_scope(name, "sufficient_statistics", [x, shift]):
+        t = convert_to_tensor(x)
+        shape = array_ops.shape(t)
+        count = reduction_ops.reduce_prod(math_ops.cast(gather(shape, axes), t.dtype), name="count")
+        if shift is not None:
+            shift = convert_to_tensor(shift, dtype=t.dtype)
+            m_ss = reduction_ops.reduce_sum(t - shift, axes, keepdims=keep, name="mean_ss")
+            v_ss = reduction_ops.reduce_sum(math_ops.square(t - shift), axes, keepdims=keep, name="var_ss")
+        else:
+            m_ss = reduction_ops.reduce_sum(t, axes, keepdims=keep, name="mean_ss")
+            v_ss = reduction_ops.reduce_sum(math_ops.square(t), axes, keepdims=keep, name="var_ss")
+        return count, m_ss, v_ss, shift
+
+
+def batch_norm_with_global_normalization(t: Any = None, m: Any = None, v: Any = None, beta: Any = None,
+                                         gamma: Any = None, variance_epsilon: Any = None,
+                                         scale_after_normalization: bool = None, name: str | None = None,
+                                         input: Any = None, mean: Any = None, variance: Any = None) -> Tensor:  # noqa: A002
+    """Batch normalization with given moments (``gamma`` applied only when
+    ``scale_after_normalization``)."""
+    t = t if t is not None else input
+    m = m if m is not None else mean
+    v = v if v is not None else variance
+    return batch_normalization(t, m, v, beta, gamma if scale_after_normalization else None, variance_epsilon,
+                               name=name or "batchnorm")
+
+
+def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, global_batch_size: Any = None,
+                         name: str | None = None) -> Tensor:
+    """``sum(per_example_loss * sample_weight) / global_batch_size`` (default: the batch size,
+    which is the global batch outside a distribution strategy)."""
+    with name_scope(name, "compute_average_loss", [per_example_loss]):
+        loss = convert_to_tensor(per_example_loss)
+        if sample_weight is not None:
+            loss = loss * convert_to_tensor(sample_weight, dtype=loss.dtype)
+        if global_batch_size is None:
+            global_batch_size = math_ops.cast(array_ops.shape(loss)[0], loss.dtype)
+        return reduction_ops.reduce_sum(loss) / math_ops.cast(global_batch_size, loss.dtype)
