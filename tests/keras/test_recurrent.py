@@ -68,3 +68,32 @@ def test_bad_arguments():
         tf.keras.layers.LSTM(2)(tf.zeros([2, 3]))
     with pytest.raises(NotImplementedError, match="recurrent_dropout"):
         tf.keras.layers.GRU(2, recurrent_dropout=0.5)
+
+
+def test_lstm_classifier_fit_follows_tf_keras_loss_curve():
+    from flowmesh.datasets import load_digits
+    from tests.rnn.oracle import require_rnn_oracle
+
+    tf1 = require_rnn_oracle()
+    # tf-keras builds the training gradient after the session ran the forward While loop.
+    tf1.experimental.output_all_intermediates(True)
+    (x, y), _ = load_digits()
+    x, y = x[:192].reshape(-1, 8, 8), y[:192]
+
+    def model(lib):
+        m = lib.keras.Sequential([lib.keras.layers.LSTM(8, input_shape=(8, 8)),
+                                  lib.keras.layers.Dense(10, activation="softmax")])
+        m.compile(optimizer=lib.keras.optimizers.SGD(0.5), loss="sparse_categorical_crossentropy")
+        return m
+
+    with tf1.Graph().as_default():
+        reference = model(tf1)
+        weights = reference.get_weights()
+        expected = reference.fit(x, y, epochs=3, batch_size=32, shuffle=False,
+                                 verbose=0).history["loss"]
+    with tf.Graph().as_default():
+        ours = model(tf)
+        ours.set_weights(weights)
+        got = ours.fit(x, y, epochs=3, batch_size=32, shuffle=False, verbose=0).history["loss"]
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    assert got[-1] < got[0]
