@@ -48,7 +48,10 @@ def _initial_weights(cnn):
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("optimizer,rate", [("momentum", 0.2), ("adam", 0.01)])
+# Rates on the stable side: at momentum 0.2 the curve is chaotic (a 1e-7 difference in one
+# conv kernel's summation order grew 10x per step to 6e-3 by step 20 under
+# ONEDNN_MAX_CPU_ISA=AVX2); at 0.15 every step agrees within ~1e-7 on every CPU path tried.
+@pytest.mark.parametrize("optimizer,rate", [("momentum", 0.15), ("adam", 0.01)])
 def test_loss_curve_matches_tensorflow_from_the_same_weights(example, optimizer, rate) -> None:
     tf1 = require_tensorflow()
     cnn = example("digits_cnn")
