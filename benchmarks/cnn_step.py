@@ -1,6 +1,9 @@
 """Single-process training-step throughput: a LeNet-style CNN on 28x28x1, batch 64, SGD.
 
-    python -m benchmarks.cnn_step [--threads 1] [--repeats 5] [--steps 20]
+    python -m benchmarks.cnn_step [--threads 1] [--repeats 5] [--steps 20] [--contend N]
+
+``--threads 0`` gives every system its own default threads (what a user who sets nothing
+gets); ``--contend N`` measures while N CPU-bound processes compete (benchmarks/contention.py).
 
 The network (Caffe's LeNet with a SAME first layer): conv 5x5x20 SAME + bias + ReLU ->
 max-pool 2x2 -> conv 5x5x50 VALID + bias + ReLU -> max-pool 2x2 -> dense 1250x500 + ReLU

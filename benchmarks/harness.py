@@ -5,7 +5,12 @@ name and a ``setup()`` returning a zero-argument ``step`` callable) and hands th
 :func:`compare`. The harness
 
 * sets the same thread count for every contender (torch intra-op threads; TensorFlow
-  peers read :attr:`Settings.threads` to build their ``ConfigProto``) and reports it;
+  peers read :attr:`Settings.threads` to build their ``ConfigProto``) and reports it, or,
+  with ``--threads 0``, leaves every system its own default (flowmesh's threading
+  policy, TensorFlow's default ``ConfigProto``, torch's default thread count, restored
+  before every torch round);
+* with ``--contend N``, runs the whole measurement while ``N`` CPU-bound processes
+  compete for the cores (:mod:`benchmarks.contention`), started and stopped by itself;
 * builds every contender, then runs ``warmup`` untimed steps of each;
 * runs ``repeats`` rounds; in each round every contender times ``steps`` steps, and the
   order of contenders alternates between rounds so drift on a shared machine hits
@@ -41,12 +46,14 @@ class Settings:
     """Command-line settings shared by every benchmark.
 
     Attributes:
-        threads: intra-op threads for every contender (torch and TensorFlow alike).
+        threads: intra-op threads for every contender (torch and TensorFlow alike);
+            0: each system's own default (what a user who sets nothing gets).
         repeats: timed rounds per contender (>= 5 for reported figures).
         steps: steps per timed round.
         warmup: untimed steps per contender before the first round.
         peers: which peers to run (subset of the benchmark's peers).
         quiet: suppress the table (JSON lines are still printed).
+        contend: CPU-bound processes competing with the measurement (0: none).
     """
 
     threads: int = 1
@@ -55,6 +62,7 @@ class Settings:
     warmup: int = 10
     peers: tuple[str, ...] = ()
     quiet: bool = False
+    contend: int = 0
 
 
 @dataclass
@@ -97,13 +105,16 @@ def parse_settings(description: str, peers: Sequence[str], argv: Sequence[str] |
     """
     base = Settings(**defaults)
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--threads", type=int, default=base.threads)
+    parser.add_argument("--threads", type=int, default=base.threads,
+                        help="intra-op threads of every contender; 0: each one's default")
     parser.add_argument("--repeats", type=int, default=base.repeats)
     parser.add_argument("--steps", type=int, default=base.steps)
     parser.add_argument("--warmup", type=int, default=base.warmup)
     parser.add_argument("--peers", default=",".join(peers),
                         help=f"comma-separated subset of {','.join(peers)} ('' for none)")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--contend", type=int, default=base.contend,
+                        help="CPU-bound processes competing for the cores while measuring")
     args = parser.parse_args(argv)
     chosen = tuple(p for p in args.peers.split(",") if p)
     unknown = [p for p in chosen if p not in peers]
@@ -111,15 +122,18 @@ def parse_settings(description: str, peers: Sequence[str], argv: Sequence[str] |
         parser.error(f"unknown peer(s) {unknown}; this benchmark knows {list(peers)}")
     if args.repeats < 1 or args.steps < 1:
         parser.error("--repeats and --steps must be >= 1")
+    if args.threads < 0 or args.contend < 0:
+        parser.error("--threads and --contend must be >= 0")
     return Settings(threads=args.threads, repeats=args.repeats, steps=args.steps,
-                    warmup=args.warmup, peers=chosen, quiet=args.quiet)
+                    warmup=args.warmup, peers=chosen, quiet=args.quiet, contend=args.contend)
 
 
 def apply_threads(threads: int) -> None:
     """Sets torch's intra-op thread count (flowmesh and the torch peer share it)."""
     import torch
 
-    torch.set_num_threads(threads)
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
 
 
 def time_steps(step: StepFn, steps: int) -> float:
@@ -135,31 +149,38 @@ def measure(contenders: Sequence[Contender], settings: Settings) -> list[Result]
 
     Args:
         contenders: flowmesh first, then its peers.
-        settings: thread count, rounds, steps per round, warm-up steps.
+        settings: thread count, rounds, steps per round, warm-up steps, CPU hogs.
 
     Returns:
         One :class:`Result` per contender, in the given order.
     """
     import torch
 
+    from benchmarks.contention import CpuHogs
+
     saved_threads = torch.get_num_threads()
-    apply_threads(settings.threads)
+    threads = settings.threads or saved_threads  # 0: torch's default, before every round
     try:
-        return _measure(contenders, settings)
+        with CpuHogs(settings.contend):
+            return _measure(contenders, settings, threads)
     finally:
-        torch.set_num_threads(saved_threads)
+        apply_threads(saved_threads)
 
 
-def _measure(contenders: Sequence[Contender], settings: Settings) -> list[Result]:
+def _measure(contenders: Sequence[Contender], settings: Settings,
+             threads: int) -> list[Result]:
+    apply_threads(threads)
     steps = [c.setup(settings) for c in contenders]
     for step in steps:
         for _ in range(settings.warmup):
+            apply_threads(threads)
             step()
     results = [Result(c.name) for c in contenders]
     order = list(range(len(contenders)))
     for round_index in range(settings.repeats):
         sequence = order if round_index % 2 == 0 else order[::-1]
         for i in sequence:
+            apply_threads(threads)  # a contender that changed it does not leak into the next
             results[i].rates.append(time_steps(steps[i], settings.steps))
     for c in contenders:
         if c.teardown is not None:
@@ -184,9 +205,11 @@ def report(bench: str, config: str, results: Sequence[Result], settings: Setting
     ours, peers = results[0], results[1:]
     if not settings.quiet:
         print(f"\n{bench}: {config}")
-        print(f"threads={settings.threads} (torch intra-op; TensorFlow intra-op and inter-op) "
+        threads = settings.threads or "default"
+        print(f"threads={threads} (torch intra-op; TensorFlow intra-op and inter-op) "
               f"rounds={settings.repeats} steps/round={settings.steps} warmup={settings.warmup} "
-              f"python={platform.python_version()} cpus={os.cpu_count()}")
+              f"contend={settings.contend} python={platform.python_version()} "
+              f"cpus={os.cpu_count()} load={_load()}")
         print(f"{'system':<14}{'median ' + unit:>18}{'best ' + unit:>18}{'flowmesh/peer':>16}"
               f"{'paired':>10}")
         for r in results:
@@ -197,6 +220,7 @@ def report(bench: str, config: str, results: Sequence[Result], settings: Setting
     for peer in peers or [None]:
         records.append({
             "bench": bench, "config": config, "unit": unit, "threads": settings.threads,
+            "contend": settings.contend,
             "flowmesh": round(ours.median, 2), "flowmesh_best": round(ours.best, 2),
             "peer": None if peer is None else peer.name,
             "peer_value": None if peer is None else round(peer.median, 2),
@@ -207,6 +231,14 @@ def report(bench: str, config: str, results: Sequence[Result], settings: Setting
     for record in records:
         print(json.dumps(record))
     return records
+
+
+def _load() -> str:
+    """The 1-minute load average (the machine may be shared), or '?' where unknown."""
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "?"
 
 
 def paired_ratio(ours: Result, peer: Result) -> float:

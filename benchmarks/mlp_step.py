@@ -1,6 +1,9 @@
 """Single-process training-step throughput: MLP 784-256-256-10, batch 128, plain SGD.
 
-    python -m benchmarks.mlp_step [--threads 1] [--repeats 5] [--steps 50]
+    python -m benchmarks.mlp_step [--threads 1] [--repeats 5] [--steps 50] [--contend N]
+
+``--threads 0`` gives every system its own default threads (what a user who sets nothing
+gets); ``--contend N`` measures while N CPU-bound processes compete (benchmarks/contention.py).
 
 flowmesh and TensorFlow ``compat.v1`` graph mode run the same TF1 program (placeholders,
 ``get_variable``-style weights, ReLU, ``sparse_softmax_cross_entropy_with_logits``,

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+# First: sets OpenMP's wait policy before anything below loads torch (read once, at load).
+import flowmesh.runtime.threading_policy  # noqa: F401, I001
 import flowmesh.kernels  # noqa: F401 - registers kernels
 import flowmesh.ops  # noqa: F401 - registers ops
 from flowmesh import errors

@@ -12,6 +12,13 @@ FLOWMESH_DEBUG                  0        1 prints placement/partition/plan decis
 FLOWMESH_SIMULATED_GPUS         0        Expose N ``GPU:i`` devices backed by the CPU when
                                          torch sees no CUDA device (for testing placement).
 FLOWMESH_INTRA_OP_THREADS       0        torch intra-op threads (0 = torch's default).
+FLOWMESH_OMP_WAIT_POLICY        PASSIVE  OpenMP wait policy ``import flowmesh`` sets before
+                                         torch loads, unless the user set OMP_WAIT_POLICY
+                                         or GOMP_SPINCOUNT: PASSIVE idle threads sleep at
+                                         once instead of spinning against other processes
+                                         (``runtime/threading_policy.py``). NONE: leave
+                                         OpenMP's default. Too late (a warning says so)
+                                         when torch was imported before flowmesh.
 FLOWMESH_KEEP_FREED_MB          1024     Freed host memory glibc's malloc keeps for reuse
                                          instead of returning it to the OS (saves the page
                                          faults of re-allocating every step's tensors; see
@@ -84,6 +91,11 @@ Variables of other libraries that flowmesh reads (it never sets them for the use
 process unless a row says so):
 
 ==============================  =======  ==================================================
+OMP_WAIT_POLICY                 (unset)  Set by ``import flowmesh`` to
+                                         FLOWMESH_OMP_WAIT_POLICY when unset (and neither
+                                         is GOMP_SPINCOUNT) and torch is not loaded yet.
+GOMP_SPINCOUNT                  (unset)  libgomp's spin count; when the user sets it,
+                                         flowmesh leaves the wait policy alone.
 ONEDNN_MAX_CPU_ISA              (unset)  oneDNN's instruction-set cap. The TensorFlow test
                                          oracle's bfloat16 kernels crash under a cap below
                                          the CPU's own ISA, so oracle checks of bfloat16
@@ -169,6 +181,10 @@ FUSED_RNN = Setting("FLOWMESH_FUSED_RNN", 1, int,
 ELASTIC_TIMEOUT_S = Setting("FLOWMESH_ELASTIC_TIMEOUT_S", 120.0, float,
                             "longest elastic rendezvous wait in seconds")
 
+OMP_WAIT_POLICY = Setting("FLOWMESH_OMP_WAIT_POLICY", "PASSIVE", str,
+                          "OpenMP wait policy set before torch loads (PASSIVE, ACTIVE or NONE)")
+USER_OMP_WAIT_POLICY = Setting("OMP_WAIT_POLICY", "", str, "OpenMP wait policy")
+USER_GOMP_SPINCOUNT = Setting("GOMP_SPINCOUNT", "", str, "libgomp spin count")
 ONEDNN_MAX_CPU_ISA = Setting("ONEDNN_MAX_CPU_ISA", "", str, "oneDNN ISA cap (e.g. AVX2)")
 TF_ENABLE_ONEDNN_OPTS = Setting("TF_ENABLE_ONEDNN_OPTS", "", str,
                                 "0 disables TensorFlow's oneDNN kernels")

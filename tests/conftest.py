@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import os
+import pytest
 
-# torch's OpenMP threads spin-wait at every parallel region by default; on a shared or
-# oversubscribed machine that makes small-op tests 10-20x slower (measured: a 200-step
-# MLP took 47 s instead of 2.7 s at load 8 on 2 cores). Must be set before torch loads.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-import pytest  # noqa: E402
-
-import flowmesh as tf  # noqa: E402
+# flowmesh sets OpenMP's wait policy (PASSIVE) itself when imported before torch
+# (flowmesh/runtime/threading_policy.py); imported first here, it holds for every test.
+import flowmesh as tf
 
 
 @pytest.fixture(autouse=True)

@@ -95,3 +95,25 @@ def test_keras_fit_runs_on_a_tiny_model(capsys) -> None:
     assert records[0]["peer"] is None and records[0]["flowmesh"] > 0
     assert records[0]["unit"] == "samples/s"
     assert _records(capsys.readouterr().out) == records
+
+
+def test_contention_mode_runs_hogs_for_the_measurement_only(capsys) -> None:
+    """``--contend 1 --threads 0``: one CPU hog competes while every contender runs with
+    its own default threads; the hog is gone when the benchmark returns."""
+    from benchmarks import cnn_step
+    from benchmarks.contention import CpuHogs
+
+    with CpuHogs(1, max_seconds=60) as hogs:
+        assert hogs.running() == 1
+    assert hogs.running() == 0
+    argv = ["--repeats", "2", "--steps", "2", "--warmup", "1", "--threads", "0",
+            "--contend", "1", "--peers", "torch"]
+    records = mlp_step.run(harness.parse_settings("", mlp_step.PEERS, argv),
+                           layers=(12, 8, 8, 3), batch=4)
+    records += cnn_step.run(harness.parse_settings("", cnn_step.PEERS, argv), batch=2)
+    assert [(r["bench"], r["peer"], r["contend"], r["threads"]) for r in records] == [
+        ("mlp_step", "torch", 1, 0), ("cnn_step", "torch", 1, 0)]
+    assert all(r["flowmesh"] > 0 and r["ratio"] > 0 for r in records)
+    assert "contend=1" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        harness.parse_settings("", mlp_step.PEERS, ["--contend", "-1"])
