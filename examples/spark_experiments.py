@@ -16,8 +16,11 @@ from flowmesh.spark import run_experiments
 ARGS = {"learning_rate": [0.01, 0.001], "hidden": [32, 128]}
 
 
-def mnist(learning_rate: float, hidden: int) -> float:
-    """One trial: trains for 300 steps, returns the test accuracy."""
+STEPS = 300
+
+
+def mnist(learning_rate: float, hidden: int, steps: int = STEPS) -> float:
+    """One trial: trains for ``steps`` steps, returns the test accuracy."""
     import numpy as np
 
     import flowmesh as tf
@@ -35,16 +38,22 @@ def mnist(learning_rate: float, hidden: int) -> float:
     rng = np.random.default_rng(0)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        for _ in range(300):
+        for _ in range(steps):
             pick = rng.integers(0, len(images), 32)
             sess.run(train, {x: images[pick], y: labels[pick]})
         return float(sess.run(accuracy, {x: test_x, y: test_y}))
 
 
-def main() -> list[float]:
+def main(argv: list[str] | None = None) -> list[float]:
+    import argparse
+
     from pyspark.sql import SparkSession
 
     from flowmesh.spark import combinations
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=STEPS, help="training steps per trial")
+    steps = parser.parse_args(argv).steps
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = (SparkSession.builder.master("local[2]").appName("flowmesh-experiments")
@@ -52,11 +61,11 @@ def main() -> list[float]:
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
-    results = run_experiments(spark, mnist, ARGS)
+    results = run_experiments(spark, mnist, {**ARGS, "steps": [steps]})
     spark.stop()
     for params, accuracy in zip(combinations(ARGS), results):
         print(f"{params}: accuracy {accuracy:.3f}")
-    best = max(zip(results, map(str, combinations(ARGS))))
+    best = max(zip(results, map(str, combinations(ARGS))), key=lambda pair: pair[0])
     print(f"best {best[1]}: accuracy {best[0]:.3f}")
     return results
 

@@ -27,6 +27,6 @@ def test_the_tensorflowonspark_program_trains_from_an_rdd():
 
 
 def test_parallel_experiments_print_the_best_combination():
-    out = _run("spark_experiments.py")
+    out = _run("spark_experiments.py", "--steps", "100")
     assert len(re.findall(r"accuracy [0-9.]+", out)) == 5  # 4 trials and the best
-    assert re.search(r"^best \{'learning_rate': .*'hidden': \d+\}: accuracy 0\.9", out, re.M), out
+    assert re.search(r"^best \{'learning_rate': .*'hidden': \d+\}: accuracy 0\.[89]", out, re.M), out
