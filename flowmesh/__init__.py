@@ -372,6 +372,7 @@ from flowmesh.ops.linalg_decomp_ops import (
     self_adjoint_eigvals,
 )
 from flowmesh.ops.linalg_decomp_ops import det as matrix_determinant
+from flowmesh.ops.random_dist_ops import random_gamma, random_poisson
 from flowmesh.ops.search_ops import bincount, confusion_matrix, searchsorted, setdiff1d, unravel_index
 from flowmesh.ops.segment_ops import unsorted_segment_mean
 from flowmesh.ops.space_batch_ops import (

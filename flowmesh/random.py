@@ -7,6 +7,17 @@ from flowmesh.ops.candidate_sampling_ops import (
     log_uniform_candidate_sampler,
     uniform_candidate_sampler,
 )
+from flowmesh.ops.random_dist_ops import (
+    gamma,
+    poisson,
+    stateless_categorical,
+    stateless_multinomial,
+    stateless_truncated_normal,
+)
+from flowmesh.ops.random_dist_ops import stateless_random_gamma as stateless_gamma
+from flowmesh.ops.random_dist_ops import stateless_random_normal as stateless_normal
+from flowmesh.ops.random_dist_ops import stateless_random_poisson as stateless_poisson
+from flowmesh.ops.random_dist_ops import stateless_random_uniform as stateless_uniform
 from flowmesh.ops.random_ops import categorical, get_seed, multinomial, set_random_seed, truncated_normal
 from flowmesh.ops.random_ops import random_normal as normal
 from flowmesh.ops.random_ops import random_shuffle as shuffle

@@ -36,6 +36,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     nn_norm_ops,
     nn_ops,
     parsing_ops,
+    random_dist_ops,
     random_ops,
     range_ops,
     reduction_ops,

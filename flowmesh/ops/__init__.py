@@ -41,6 +41,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     nn_ops,
     operators,
     parsing_ops,
+    random_dist_ops,
     random_ops,
     range_ops,
     reduction_ops,
