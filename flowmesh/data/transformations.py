@@ -93,6 +93,11 @@ def batch(dataset: Dataset, batch_size: Any, drop_remainder: Any) -> Dataset:
     dim = _batch_dim(size, drop)
     spec = st.map_structure(lambda s: st.TensorSpec(TensorShape([dim]).concatenate(s.shape),
                                                     s.dtype), dataset.element_spec)
+    from flowmesh.data.vectorize import batched_map
+
+    vectorized = batched_map(dataset, size, drop, spec)
+    if vectorized is not None:
+        return vectorized
     return _derived("BatchDatasetV2", dataset, [size, drop], spec)
 
 

@@ -158,7 +158,8 @@ def dense_batch(maps: Sequence[dict[bytes, Any]], spec: DenseSpec) -> np.ndarray
         payloads.append(None if feature is None else _payload(feature, spec.key, kind, i))
     if spec.sequence:
         return _sequence_rows(payloads, spec, kind)
-    fast = _dense_floats_fast(payloads, spec) if kind == "float_list" else None
+    fast = _dense_floats_fast(payloads, spec) if kind == "float_list" else \
+        _dense_ints_fast(payloads, spec) if kind == "int64_list" else None
     if fast is not None:
         return fast
     size = int(np.prod(spec.shape, dtype=np.int64))
@@ -181,6 +182,33 @@ def _dense_floats_fast(payloads: list[bytes | None], spec: DenseSpec) -> np.ndar
         return None
     raw = np.frombuffer(b"".join(payloads), np.uint8).reshape(len(payloads), width)
     return np.ascontiguousarray(raw[:, start:]).view("<f4").reshape((len(payloads), *spec.shape))
+
+
+def _dense_ints_fast(payloads: list[bytes | None], spec: DenseSpec) -> np.ndarray | None:
+    """Decodes the packed varints of every payload at once (``None`` if any payload is not a
+    single packed list or holds the wrong number of values)."""
+    if not payloads or any(p is None or len(p) < 2 or p[0] != 0x0A for p in payloads):
+        return None
+    bodies = []
+    for payload in payloads:
+        length, start = _varint(payload, 1)
+        if start + length != len(payload):
+            return None
+        bodies.append(payload[start:])
+    size = int(np.prod(spec.shape, dtype=np.int64))
+    data = np.frombuffer(b"".join(bodies), np.uint8)
+    ends = np.flatnonzero(data < 0x80)
+    if len(ends) != size * len(payloads) or (len(data) and data[-1] >= 0x80):
+        return None
+    starts = np.concatenate([[0], ends[:-1] + 1]) if len(ends) else ends
+    position = np.arange(len(data)) - np.repeat(starts, ends - starts + 1)
+    groups = (data & 0x7F).astype(np.uint64) << (7 * position).astype(np.uint64)
+    values = np.add.reduceat(groups, starts) if len(ends) else np.zeros(0, np.uint64)
+    bounds = np.cumsum([len(b) for b in bodies])
+    counts = np.diff(np.concatenate([[0], np.searchsorted(ends, bounds)]))
+    if (counts != size).any():
+        return None
+    return values.view(np.int64).reshape((len(payloads), *spec.shape))
 
 
 def _np_type(dtype: dtypes.DType) -> Any:

@@ -27,7 +27,7 @@ from flowmesh.errors import (
     OpError,
     OutOfRangeError,
 )
-from flowmesh.kernels.pipeline.base import DatasetDef
+from flowmesh.kernels.pipeline.base import DatasetDef, as_value
 from flowmesh.kernels.pipeline.context import PipelineCancelled, PipelineContext
 from flowmesh.kernels.pipeline.transforms import pipeline_determinism
 from flowmesh.kernels.registry import KernelContext, kernel
@@ -171,7 +171,7 @@ def _get_next(ctx: KernelContext):
             raise InvalidArgumentError(
                 f"IteratorGetNext: the dataset produced {len(element)} components, the iterator "
                 f"expects {count}")
-        return element[0] if count == 1 else element
+        return as_value(element[0]) if count == 1 else tuple(as_value(v) for v in element)
 
     return get_next
 

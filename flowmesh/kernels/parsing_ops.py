@@ -17,6 +17,7 @@ from flowmesh.kernels.example_decoding import (
     parse_views,
     sparse_batch,
 )
+from flowmesh.kernels.example_fastpath import parse_dense
 from flowmesh.kernels.registry import KernelContext, kernel
 from flowmesh.protos import example as pb
 
@@ -71,6 +72,10 @@ def _parse_example(ctx: KernelContext):
 
     def parse(serialized: Any) -> Any:
         records = [serialized[()]] if single else list(np.asarray(serialized, dtype=object).reshape(-1))
+        if not sparse and not single:
+            fast = parse_dense(records, dense)
+            if fast is not None:
+                return _result([_value(a, s.dtype) for a, s in zip(fast, dense)])
         maps = [feature_map(view.features) for view in parse_views(records)]
         return _result(_outputs(maps, dense, sparse, single))
 

@@ -2,6 +2,9 @@
 
 An *element* is a tuple of component values: torch tensors (numeric), NumPy object arrays
 of ``bytes`` (strings) or :class:`DatasetDef` objects (a ``window``'s nested datasets).
+Inside the pipeline a scalar string may also be a plain ``bytes`` object (file readers
+produce them: no array per record); :func:`as_value` turns it into the 0-d array kernels
+expect, at the pipeline's edges (function calls, ``IteratorGetNext``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,15 @@ class DatasetDef:
         return f"<{type(self).__name__} {self.name}>"
 
 
+def as_value(value: Any) -> Any:
+    """A component as kernels see it (``bytes`` -> a 0-d object array)."""
+    if type(value) is bytes:
+        out = np.empty((), dtype=object)
+        out[()] = value
+        return out
+    return value
+
+
 class Function:
     """A compiled function of a stage (``map``'s body, ``filter``'s predicate...).
 
@@ -48,7 +60,7 @@ class Function:
         self.captured = list(captured)
 
     def __call__(self, step: PipelineStep, args: Sequence[Any]) -> list[Any]:
-        return self.program(step, [*args, *self.captured])
+        return self.program(step, [*(as_value(a) for a in args), *self.captured])
 
 
 def stack(values: Sequence[Any], component: int, stage: str) -> Any:
@@ -58,6 +70,8 @@ def stack(values: Sequence[Any], component: int, stage: str) -> Any:
         InvalidArgumentError: the elements' shapes differ (naming the component and stage).
     """
     first = values[0]
+    if type(first) is bytes or (isinstance(first, np.ndarray) and first.ndim == 0):
+        return _stack_scalars(values, component, stage)
     for i, value in enumerate(values):
         if tuple(value.shape) != tuple(first.shape):
             raise InvalidArgumentError(
@@ -73,13 +87,26 @@ def stack(values: Sequence[Any], component: int, stage: str) -> Any:
                                f"{type(first).__name__} (nested datasets are not batchable)")
 
 
+def _stack_scalars(values: Sequence[Any], component: int, stage: str) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    try:
+        out[:] = [v if type(v) is bytes else v[()] for v in values]
+    except (IndexError, TypeError):
+        bad = next(i for i, v in enumerate(values) if getattr(v, "ndim", None) != 0)
+        raise InvalidArgumentError(
+            f"Cannot batch tensors with different shapes in component {component}. First "
+            f"element had shape [] and element {bad} had shape {list(np.shape(values[bad]))} "
+            f"({stage})") from None
+    return out
+
+
 def dim0(value: Any, component: int, stage: str) -> int:
     """The size of a component's first dimension.
 
     Raises:
         InvalidArgumentError: the component is a scalar.
     """
-    shape = tuple(value.shape)
+    shape = tuple(np.shape(value)) if type(value) is bytes else tuple(value.shape)
     if not shape:
         raise InvalidArgumentError(
             f"{stage}: component {component} is a scalar; slicing needs at least rank 1")

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.pipeline.base import DatasetDef, Element, dim0, stack
+from flowmesh.kernels.pipeline.base import DatasetDef, Element, as_value, dim0, stack
 from flowmesh.kernels.pipeline.context import PipelineContext
 from flowmesh.kernels.pipeline.sources import TensorSliceDataset, component_slice
 
@@ -63,7 +63,7 @@ class PaddedBatchDataset(DatasetDef):
 
     def iterate(self, ctx: PipelineContext) -> Iterator[Element]:
         for batch in _batches(self.source.iterate(ctx), self.batch_size, self.drop_remainder):
-            yield tuple(self._pad(i, [e[i] for e in batch]) for i in range(len(batch[0])))
+            yield tuple(self._pad(i, [as_value(e[i]) for e in batch]) for i in range(len(batch[0])))
 
     def _pad(self, i: int, values: list[Any]) -> Any:
         wanted = self.padded_shapes[i]

@@ -1,6 +1,6 @@
 """File stages: TFRecord records, text lines, fixed-length records (one file after another).
 
-Every element is a scalar string (a 0-d NumPy object array holding ``bytes``).
+Every element is a scalar string, passed along as ``bytes`` (see ``base.as_value``).
 """
 
 from __future__ import annotations
@@ -15,12 +15,6 @@ from flowmesh.kernels.pipeline.context import PipelineContext
 from flowmesh.kernels.pipeline.records import check_compression, open_records, read_records
 
 _CHUNK = 1 << 20
-
-
-def scalar_string(data: bytes) -> np.ndarray:
-    out = np.empty((), dtype=object)
-    out[()] = data
-    return out
 
 
 def file_names(value: object, stage: str) -> list[str]:
@@ -56,7 +50,7 @@ class TFRecordDataset(DatasetDef):
     def iterate(self, ctx: PipelineContext) -> Iterator[Element]:
         for path in self.filenames:
             for record in read_records(path, self.compression, self.buffer_size):
-                yield (scalar_string(record),)
+                yield (record,)
 
 
 class TextLineDataset(DatasetDef):
@@ -80,9 +74,9 @@ class TextLineDataset(DatasetDef):
                     lines = (rest + chunk).split(b"\n")
                     rest = lines.pop()
                     for line in lines:
-                        yield (scalar_string(line[:-1] if line.endswith(b"\r") else line),)
+                        yield (line[:-1] if line.endswith(b"\r") else line,)
                 if rest:
-                    yield (scalar_string(rest[:-1] if rest.endswith(b"\r") else rest),)
+                    yield (rest[:-1] if rest.endswith(b"\r") else rest,)
             finally:
                 stream.close()
 
@@ -121,7 +115,7 @@ class FixedLengthRecordDataset(DatasetDef):
                     f"file \"{path}\" has body length {len(body)} bytes, which is not an exact "
                     f"multiple of the record length ({size} bytes).")
             for start in range(0, len(body) - size + 1, size):
-                yield (scalar_string(bytes(body[start:start + size])),)
+                yield (bytes(body[start:start + size]),)
 
 
 def _read_all(stream: object, chunk: int) -> bytes:

@@ -124,6 +124,7 @@ def read_records(path: str, compression: str = "", buffer_size: int = _CHUNK) ->
 def _records(stream: Any, path: str, chunk: int) -> Iterator[bytes]:
     buf, pos, base = b"", 0, 0  # base: file offset of buf[0]
     header_size, crc_size = _HEADER.size, _CRC.size
+    unpack_header, unpack_crc, crc = _HEADER.unpack_from, _CRC.unpack_from, crc32c.crc32c
     while True:
         if len(buf) - pos < header_size:
             buf, base, pos = buf[pos:] + stream.read(chunk), base + pos, 0
@@ -131,8 +132,9 @@ def _records(stream: Any, path: str, chunk: int) -> Iterator[bytes]:
                 return
             if len(buf) < header_size:
                 raise _truncated(path, base, len(buf))
-        length, length_crc = _HEADER.unpack_from(buf, pos)
-        if masked_crc32c(buf[pos:pos + 8]) != length_crc:
+        length, length_crc = unpack_header(buf, pos)
+        c = crc(buf[pos:pos + 8])
+        if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != length_crc:
             raise DataLossError(f"corrupted record at {base + pos} in {path}: the length's "
                                 "checksum does not match (not a TFRecord file, or a wrong "
                                 "compression_type?)")
@@ -147,8 +149,8 @@ def _records(stream: Any, path: str, chunk: int) -> Iterator[bytes]:
                 buf += more
         start = pos + header_size
         data = buf[start:start + length]
-        (data_crc,) = _CRC.unpack_from(buf, start + length)
-        if masked_crc32c(data) != data_crc:
+        c = crc(data)
+        if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != unpack_crc(buf, start + length)[0]:
             raise DataLossError(f"corrupted record at {base + pos} in {path}: the data's "
                                 f"checksum does not match ({length} bytes)")
         pos = end

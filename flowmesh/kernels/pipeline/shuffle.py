@@ -59,7 +59,7 @@ class ShuffleDataset(DatasetDef):
     def iterate(self, ctx: PipelineContext) -> Iterator[Element]:
         epochs = ctx.state(self, lambda: _Epochs(*self.seeds))
         rng = epochs.next_rng(self.reshuffle)
-        randrange = rng.randrange
+        uniform = rng.random  # int(uniform() * n): a uniform index, cheaper than randrange
         buffer: list[Element] = []
         size = self.buffer_size
         source = self.source.iterate(ctx)
@@ -71,7 +71,7 @@ class ShuffleDataset(DatasetDef):
                         continue
                     ctx.record_max("shuffle_buffer", len(buffer))
                     continue
-                i = randrange(size)
+                i = int(uniform() * size)
                 out = buffer[i]
                 buffer[i] = element
                 yield out
@@ -79,6 +79,6 @@ class ShuffleDataset(DatasetDef):
             source.close()
         ctx.record_max("shuffle_buffer", len(buffer))
         while buffer:
-            i = randrange(len(buffer))
+            i = int(uniform() * len(buffer))
             buffer[i], buffer[-1] = buffer[-1], buffer[i]
             yield buffer.pop()

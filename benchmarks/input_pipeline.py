@@ -1,0 +1,214 @@
+"""Input pipeline throughput: TFRecord -> parse -> map -> shuffle -> batch -> prefetch.
+
+    python -m benchmarks.input_pipeline [--repeats 5] [--steps 40] [--peers tensorflow,raw_read]
+
+Part 1 (examples/s, one batch of 128 per step): the same TF1 program in flowmesh and in
+TensorFlow's ``tf.data`` reads one TFRecord file of Examples (784 float32 + an int64
+label), ``map(parse_single_example)``, ``map(image * 2 - 1)``, ``shuffle(1000)``,
+``repeat``, ``batch(128)``, ``prefetch(2)``, fetching one batch per ``Session.run``. The
+practical limit is a third contender: reading the same records with their CRC checks in a
+Python loop (``tf_record_iterator``, 128 records per step).
+
+Part 2 (steps/s): an MLP 64-256-256-10 on the digits, batch 128, SGD, trained in flowmesh
+from a TFRecord pipeline (parse + shuffle + batch + prefetch) and, as the peer, from the
+same data in memory fed with ``feed_dict``: the ratio says how much of the input work the
+prefetch hides behind the training step.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from benchmarks.harness import (
+    Contender,
+    Result,
+    Settings,
+    StepFn,
+    import_tensorflow,
+    measure,
+    parse_settings,
+    report,
+    tf_config_proto,
+)
+
+PEERS = ("tensorflow", "raw_read")
+BATCH = 128
+
+
+def write_records(path: str, count: int, width: int, seed: int = 0) -> None:
+    """``count`` Examples with a ``width``-float image and a label, in one TFRecord file."""
+    import flowmesh as fm
+
+    rng = np.random.default_rng(seed)
+    train = fm.train
+    with fm.io.TFRecordWriter(path) as writer:
+        for i in range(count):
+            example = train.Example(features=train.Features(feature={
+                "image": train.Feature(float_list=train.FloatList(
+                    value=rng.random(width, dtype=np.float32))),
+                "label": train.Feature(int64_list=train.Int64List(value=[i % 10]))}))
+            writer.write(example.SerializeToString())
+
+
+def build_pipeline(tf: Any, path: str, width: int, buffer: int = 1000) -> Any:
+    """The benchmark's pipeline with ``tf`` (flowmesh or tensorflow.compat.v1)."""
+    spec = {"image": tf.FixedLenFeature([width], tf.float32),
+            "label": tf.FixedLenFeature([], tf.int64)}
+    dataset = tf.data.TFRecordDataset(path) \
+        .map(lambda s: tf.parse_single_example(s, spec)) \
+        .map(lambda d: (d["image"] * 2.0 - 1.0, d["label"])) \
+        .shuffle(buffer, seed=1).repeat().batch(BATCH).prefetch(2)
+    return tf.data.make_one_shot_iterator(dataset).get_next()
+
+
+def _pipeline_contender(name: str, tf: Any, path: str, config: Any = None) -> Contender:
+    state: dict[str, Any] = {}
+
+    def setup(settings: Settings) -> StepFn:
+        graph = tf.Graph()
+        with graph.as_default():
+            element = build_pipeline(tf, path, 784)
+        sess = state["sess"] = tf.Session(graph=graph, config=config(settings) if config else None)
+        return lambda: sess.run(element)
+
+    return Contender(name, setup, lambda: state["sess"].close())
+
+
+def _raw_read_contender(path: str) -> Contender:
+    from flowmesh.data.tfrecord import tf_record_iterator
+
+    def setup(settings: Settings) -> StepFn:
+        records = iter(())
+
+        def step() -> None:
+            nonlocal records
+            for _ in range(BATCH):
+                if next(records, None) is None:
+                    records = tf_record_iterator(path)
+                    next(records)
+
+        return step
+
+    return Contender("raw_read", setup)
+
+
+def _as_examples(results: Sequence[Result]) -> list[Result]:
+    return [Result(r.name, [rate * BATCH for rate in r.rates]) for r in results]
+
+
+def run_pipeline(settings: Settings, path: str) -> list[dict[str, Any]]:
+    """Part 1: examples/s of the pipeline in flowmesh, tf.data and the raw reader."""
+    import flowmesh as fm
+
+    contenders = [_pipeline_contender("flowmesh", fm, path)]
+    tf1 = import_tensorflow() if "tensorflow" in settings.peers else None
+    if tf1 is not None:
+        contenders.append(_pipeline_contender("tensorflow", tf1, path,
+                                              lambda s: tf_config_proto(tf1, s.threads)))
+    if "raw_read" in settings.peers:
+        contenders.append(_raw_read_contender(path))
+    results = _as_examples(measure(contenders, settings))
+    config = "TFRecord -> parse_single_example(784 f32 + label) -> map -> shuffle(1000) -> " \
+             "batch(128) -> prefetch(2)"
+    return report("input_pipeline", config, results, settings, unit="examples/s")
+
+
+def _mlp(tf: Any, x: Any, y: Any) -> Any:
+    rng = np.random.RandomState(0)
+    h = x
+    for i, (n_in, n_out) in enumerate(((64, 256), (256, 256), (256, 10))):
+        w = tf.Variable(rng.uniform(-0.1, 0.1, (n_in, n_out)).astype(np.float32), name=f"w{i}")
+        b = tf.Variable(np.zeros(n_out, np.float32), name=f"b{i}")
+        h = tf.matmul(h, w) + b
+        h = tf.nn.relu(h) if i < 2 else h
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=h))
+    return tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+
+
+def _digits_records(path: str) -> tuple[np.ndarray, np.ndarray]:
+    import flowmesh as fm
+    from flowmesh.datasets import load_digits
+
+    (x, y), _ = load_digits()
+    train = fm.train
+    with fm.io.TFRecordWriter(path) as writer:
+        for image, label in zip(x, y):
+            writer.write(train.Example(features=train.Features(feature={
+                "image": train.Feature(float_list=train.FloatList(value=image)),
+                "label": train.Feature(int64_list=train.Int64List(value=[label]))}))
+                .SerializeToString())
+    return x, y
+
+
+def run_training(settings: Settings, path: str) -> list[dict[str, Any]]:
+    """Part 2: MLP steps/s from the TFRecord pipeline vs from memory (both flowmesh)."""
+    import flowmesh as fm
+
+    x_all, y_all = _digits_records(path)
+    batches = [(x_all[i:i + BATCH], y_all[i:i + BATCH])
+               for i in range(0, len(x_all) - BATCH + 1, BATCH)]
+    sessions: list[Any] = []
+
+    def from_pipeline(s: Settings) -> StepFn:
+        graph = fm.Graph()
+        with graph.as_default():
+            spec = {"image": fm.FixedLenFeature([64], fm.float32),
+                    "label": fm.FixedLenFeature([], fm.int64)}
+            x, y = fm.data.TFRecordDataset(path).map(lambda r: fm.parse_single_example(r, spec)) \
+                .map(lambda d: (d["image"], d["label"])).shuffle(1000, seed=1).repeat() \
+                .batch(BATCH, drop_remainder=True).prefetch(2).make_one_shot_iterator().get_next()
+            train_op = _mlp(fm, x, y)
+            init = fm.global_variables_initializer()
+        sess = fm.Session(graph=graph)
+        sessions.append(sess)
+        sess.run(init)
+        return lambda: sess.run(train_op)
+
+    def from_memory(s: Settings) -> StepFn:
+        graph = fm.Graph()
+        with graph.as_default():
+            x = fm.placeholder(fm.float32, [None, 64])
+            y = fm.placeholder(fm.int64, [None])
+            train_op = _mlp(fm, x, y)
+            init = fm.global_variables_initializer()
+        sess = fm.Session(graph=graph)
+        sessions.append(sess)
+        sess.run(init)
+        cycle = iter(())
+
+        def step() -> None:
+            nonlocal cycle
+            pair = next(cycle, None)
+            if pair is None:
+                cycle = iter(batches)
+                pair = next(cycle)
+            sess.run(train_op, {x: pair[0], y: pair[1]})
+
+        return step
+
+    contenders = [Contender("from_tfrecord", from_pipeline), Contender("from_memory", from_memory)]
+    results = measure(contenders, settings)
+    for sess in sessions:
+        sess.close()
+    return report("input_pipeline_training", "digits MLP 64-256-256-10 batch 128 SGD: TFRecord "
+                  "pipeline vs feed_dict from memory (flowmesh both)", results, settings)
+
+
+def main(argv: Sequence[str] | None = None, examples: int = 20000) -> list[dict[str, Any]]:
+    """Runs both parts on ``examples`` records of 784 floats (written to a temporary file)."""
+    settings = parse_settings(__doc__ or "", PEERS, argv, repeats=5, steps=40, warmup=5)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "bench.tfrecord")
+        write_records(path, examples, 784)
+        records = run_pipeline(settings, path)
+        records += run_training(settings, os.path.join(tmp, "digits.tfrecord"))
+    return records
+
+
+if __name__ == "__main__":
+    main()

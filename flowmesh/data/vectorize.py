@@ -1,0 +1,182 @@
+"""Map vectorization: ``map(f)...batch(n)`` runs as ``batch(n)...map(vectorized f)``.
+
+Parsing one Example per call costs a protobuf call and a program run per element; parsing
+a batch costs one of each per batch. When ``batch`` follows one or more ``map`` stages,
+separated at most by value-independent stages (``shuffle``, ``repeat``), and every op of
+the map functions has a batch rule below, :func:`batched_map` builds the equivalent
+pipeline ``batch(passes(source))`` followed by the vectorized maps. The elements are the
+same, in the same order (a shuffle's choices never depend on the values); the shuffle
+buffer then holds the small unparsed records. TensorFlow has the same rewrite
+(``map_vectorization``); here it is on by default and off with
+``options.experimental_optimization.map_vectorization = False``.
+
+Batch rules: stateless ops whose inputs are all per-batch constants are copied; element-
+wise unary ops; binary element-wise ops when broadcasting cannot mix the batch dimension
+with an element dimension (known ranks); ``Reshape`` to a constant shape; ``OneHot`` on the
+last axis; ``ParseExample`` of one record (dense features only) becomes the batch parse.
+Anything else (random ops, sparse outputs, control dependencies) keeps the original order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from flowmesh.core import dtypes
+from flowmesh.core.function import FuncGraph, building
+from flowmesh.core.graph import Operation, Tensor, get_default_graph
+from flowmesh.core.registry import get_op_def
+from flowmesh.core.shapes import TensorShape
+from flowmesh.data.dataset import Dataset
+from flowmesh.ops._builders import constant_value, make_tensor
+
+PASS_THROUGH = frozenset({"ShuffleDataset", "RepeatDataset"})
+MAPS = frozenset({"MapDataset", "ParallelMapDatasetV2"})
+UNARY = frozenset({
+    "Identity", "Cast", "Neg", "Abs", "Sqrt", "Rsqrt", "Exp", "Log", "Log1p", "Square", "Relu",
+    "Relu6", "Sigmoid", "Tanh", "Floor", "Ceil", "Round", "Sign", "Reciprocal", "StopGradient",
+    "LogicalNot", "IsNan", "IsFinite",
+})
+BINARY = frozenset({
+    "Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "Maximum", "Minimum", "Pow", "FloorDiv",
+    "FloorMod", "TruncateDiv", "Equal", "NotEqual", "Less", "LessEqual", "Greater",
+    "GreaterEqual", "LogicalAnd", "LogicalOr", "SquaredDifference", "DivNoNan",
+})
+Mapped = tuple[Tensor, bool]  # (tensor in the vectorized graph, has a batch dimension)
+
+
+def batched_map(dataset: Dataset, size: Tensor, drop: Tensor, spec: Any) -> Dataset | None:
+    """The vectorized equivalent of ``dataset.batch(size, drop)``, or ``None``."""
+    if dataset.options().experimental_optimization.map_vectorization is False:
+        return None
+    passes, maps = [], []
+    op = dataset._variant_tensor.op
+    while op.type in PASS_THROUGH:
+        passes.append(op)
+        op = op.inputs[0].op
+    while op.type in MAPS:
+        maps.append(op)
+        op = op.inputs[0].op
+    if not maps or any(m.graph is not get_default_graph() for m in maps):
+        return None
+    source = maps[-1].inputs[0]
+    types = list(source.op.attrs["output_types"])
+    shapes = [TensorShape(s) for s in source.op.attrs["output_shapes"]]
+    vectorized = []
+    for m in reversed(maps):
+        graph = _vectorize(m.attrs["f"], types, shapes)
+        if graph is None:
+            return None
+        vectorized.append((m, graph))
+        types = [t.dtype for t in graph.outputs]
+        shapes = [t.shape[1:] for t in graph.outputs]
+    return _rebuild(dataset, source, passes, size, drop, vectorized, spec)
+
+
+def _rebuild(dataset: Dataset, source: Tensor, passes: Sequence[Operation], size: Tensor,
+             drop: Tensor, vectorized: Sequence[tuple[Operation, FuncGraph]], spec: Any) -> Dataset:
+    attrs = {"output_types": source.op.attrs["output_types"],
+             "output_shapes": source.op.attrs["output_shapes"]}
+    variant = source
+    for p in reversed(passes):
+        variant = make_tensor(p.type, [variant, *p.inputs[1:]], {**p.attrs, **attrs},
+                              name=p.type)
+    dim = _known_batch(size, drop)
+    batched = {"output_types": attrs["output_types"],
+               "output_shapes": [TensorShape([dim]).concatenate(TensorShape(s))
+                                 for s in attrs["output_shapes"]]}
+    variant = make_tensor("BatchDatasetV2", [variant, size, drop], batched, name="BatchDatasetV2")
+    for original, graph in vectorized:
+        extra = list(original.inputs[1:2]) if original.type == "ParallelMapDatasetV2" else []
+        out = {"output_types": [t.dtype for t in graph.outputs],
+               "output_shapes": [TensorShape([dim]).concatenate(t.shape[1:]) for t in graph.outputs],
+               "f": graph, "deterministic": original.attrs.get("deterministic")}
+        variant = make_tensor(original.type, [variant, *extra, *graph.external_captures], out,
+                              name=original.type)
+    return Dataset(variant, spec, dataset.options())
+
+
+def _known_batch(size: Tensor, drop: Tensor) -> int | None:
+    value, dropping = constant_value(size), constant_value(drop)
+    return int(np.asarray(value)) if value is not None and dropping is not None and \
+        bool(dropping) else None
+
+
+def _vectorize(graph: FuncGraph, types: Sequence[dtypes.DType],
+               shapes: Sequence[TensorShape]) -> FuncGraph | None:
+    if any(op.control_inputs for op in graph.get_operations()) or graph.control_captures:
+        return None
+    new = FuncGraph(f"{graph.name}_vectorized", get_default_graph())
+    mapping: dict[Tensor, Mapped] = {}
+    with building(new):
+        for placeholder, dtype, shape in zip(graph.inputs[:graph.num_args], types, shapes):
+            mapping[placeholder] = (new.add_input(dtype, TensorShape([None]).concatenate(shape)),
+                                    True)
+        for placeholder in graph.captured_inputs:
+            mapping[placeholder] = (new.capture(graph.external_of(placeholder)), False)
+        inputs = set(graph.inputs)
+        for op in graph.get_operations():
+            if op.outputs and all(t in inputs for t in op.outputs):
+                continue
+            outs = _convert(op, [mapping[t] for t in op.inputs], new)
+            if outs is None:
+                return None
+            mapping.update(zip(op.outputs, outs))
+        results = [mapping[t] for t in graph.outputs if t is not None]
+    if len(results) != len(graph.outputs) or not all(batched for _, batched in results):
+        return None
+    new.outputs = [t for t, _ in results]
+    new.seal()
+    return new
+
+
+def _copy(op: Operation, inputs: Sequence[Tensor], new: FuncGraph,
+          attrs: dict[str, Any] | None = None) -> list[Tensor]:
+    created = new.create_op(op.type, list(inputs), attrs if attrs is not None else dict(op.attrs),
+                            name=op.name)
+    return list(created.outputs)
+
+
+def _convert(op: Operation, inputs: Sequence[Mapped], new: FuncGraph) -> list[Mapped] | None:
+    tensors = [t for t, _ in inputs]
+    batched = [b for _, b in inputs]
+    if get_op_def(op.type).stateful:
+        return None
+    if not any(batched):
+        return [(t, False) for t in _copy(op, tensors, new)]
+    if op.type in UNARY and len(inputs) == 1:
+        return [(t, True) for t in _copy(op, tensors, new)]
+    if op.type in BINARY and len(inputs) == 2 and _broadcast_safe(inputs):
+        return [(t, True) for t in _copy(op, tensors, new)]
+    if op.type == "Reshape" and batched == [True, False]:
+        return _reshape(op, tensors, new)
+    if op.type == "OneHot" and batched[0] and not any(batched[1:]) and op.attrs.get("axis", -1) == -1:
+        return [(t, True) for t in _copy(op, tensors, new)]
+    if op.type == "ParseExample" and op.attrs.get("single") and not op.attrs["sparse_keys"]:
+        return [(t, True) for t in _copy(op, tensors, new, {**op.attrs, "single": False})]
+    return None
+
+
+def _broadcast_safe(inputs: Sequence[Mapped]) -> bool:
+    (a, batched_a), (b, batched_b) = inputs
+    rank_a = a.shape.rank - 1 if batched_a and a.shape.rank is not None else a.shape.rank
+    rank_b = b.shape.rank - 1 if batched_b and b.shape.rank is not None else b.shape.rank
+    if rank_a is None or rank_b is None:
+        return False
+    if batched_a and batched_b:
+        return rank_a == rank_b
+    return (rank_b <= rank_a) if batched_a else (rank_a <= rank_b)
+
+
+def _reshape(op: Operation, tensors: Sequence[Tensor], new: FuncGraph) -> list[Mapped] | None:
+    shape = constant_value(tensors[1])
+    if shape is None or (np.asarray(shape) < 0).any():
+        return None
+    from flowmesh.core.convert import convert_to_tensor
+
+    target = convert_to_tensor(np.concatenate([[-1], np.asarray(shape).reshape(-1)])
+                               .astype(np.asarray(shape).dtype))
+    return [(t, True) for t in _copy(op, [tensors[0], target], new)]
+

@@ -1,0 +1,61 @@
+"""Map vectorization (map...batch -> batch...vectorized map): same elements, same order."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import flowmesh as tf
+from tests.data.helpers import assert_same_elements, drain
+
+SPEC = {"image": tf.FixedLenFeature([4], tf.float32), "label": tf.FixedLenFeature([], tf.int64)}
+
+
+def _records():
+    out = []
+    for i in range(23):
+        ex = tf.train.Example(features=tf.train.Features(feature={
+            "image": tf.train.Feature(float_list=tf.train.FloatList(value=np.arange(4) + i)),
+            "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 10]))}))
+        out.append(ex.SerializeToString())
+    return np.array(out, dtype=object)
+
+
+def _pipeline(vectorize: bool, extra=None):
+    dataset = tf.data.Dataset.from_tensor_slices(_records()) \
+        .map(lambda s: tf.parse_single_example(s, SPEC), num_parallel_calls=2) \
+        .map(lambda d: (tf.reshape(d["image"] * 2.0 - 1.0, [2, 2]), tf.one_hot(d["label"], 10),
+                        tf.cast(d["label"], tf.float32) / tf.constant(3.0)))
+    if extra is not None:
+        dataset = dataset.map(extra)
+    dataset = dataset.shuffle(7, seed=3).repeat(2)
+    options = tf.data.Options()
+    options.experimental_optimization.map_vectorization = vectorize
+    return dataset.with_options(options) if not vectorize else dataset
+
+
+def _run(vectorize: bool, extra=None):
+    with tf.Graph().as_default():
+        dataset = _pipeline(vectorize, extra)
+        batched = dataset.batch(5)
+        op_types = {op.type for op in tf.get_default_graph().get_operations()}
+        element = batched.make_one_shot_iterator().get_next()
+        shapes = [t.shape.as_list() for t in element]
+        with tf.Session() as sess:
+            return drain(tf, sess, element), batched._variant_tensor.op.type, op_types, shapes
+
+
+def test_vectorized_pipeline_gives_the_same_batches():
+    plain, plain_type, _, plain_shapes = _run(False)
+    fast, fast_type, types, fast_shapes = _run(True)
+    assert plain_type == "BatchDatasetV2"
+    assert fast_type == "MapDataset", "the batch was not vectorized"
+    assert fast_shapes == plain_shapes == [[None, 2, 2], [None, 10], [None]]
+    assert_same_elements(fast, plain)
+
+
+def test_functions_without_batch_rules_keep_the_order_of_stages():
+    def noisy(image, label, scale):
+        return image + tf.random_uniform([2, 2]), label, scale
+
+    _, op_type, _, _ = _run(True, noisy)
+    assert op_type == "BatchDatasetV2"
