@@ -1,11 +1,13 @@
-"""Kernels of ``flowmesh/ops/rnn_ops.py``: ``FusedLSTM`` on torch's LSTM and its gradient.
+"""Kernels of ``flowmesh/ops/rnn_ops.py``: ``FusedLSTM`` / ``FusedGRU`` on torch's fused
+RNNs, and their gradients.
 
 TensorFlow's ``LSTMCell`` (gates ``i, j, f, o``; ``c' = sigmoid(f + forget_bias) * c +
 sigmoid(i) * tanh(j)``; ``h' = sigmoid(o) * tanh(c')``) is torch's LSTM with the gate
 blocks reordered to ``i, f, g=j, o``, ``W_ih``/``W_hh`` the transposed input/recurrent rows
 of the kernel, and ``forget_bias`` folded into the bias of ``f``. Sequence lengths run
 through a packed sequence (outputs past the end are zero, the final state is each
-sequence's last valid one); a zero length keeps the initial state.
+sequence's last valid one); a zero length keeps the initial state. Keras's ``reset_after``
+GRU is torch's GRU with the gate blocks ``z, r, h`` reordered to ``r, z, n``.
 
 When the graph holds a gradient of the op (its ``reserve`` output has consumers), the
 forward pass is recorded by torch autograd and the reserve holds the recorded outputs and
@@ -62,27 +64,42 @@ def _check(op_name: str, x: torch.Tensor, c0: torch.Tensor, kernel_: torch.Tenso
 
 def _lstm(x: torch.Tensor, c0: torch.Tensor, h0: torch.Tensor, weights: list[torch.Tensor],
           lengths: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    hx = (h0.unsqueeze(0), c0.unsqueeze(0))
+    y, (h, c) = _run(torch._VF.lstm, x, [h0, c0], weights, lengths)
+    return y, c, h
+
+
+def _gru(x: torch.Tensor, h0: torch.Tensor, weights: list[torch.Tensor],
+         lengths: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    y, (h,) = _run(torch._VF.gru, x, [h0], weights, lengths)
+    return y, h
+
+
+def _run(fn: Any, x: torch.Tensor, states: list[torch.Tensor], weights: list[torch.Tensor],
+         lengths: torch.Tensor | None) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """torch's fused RNN ``fn`` over ``x [T, B, D]`` from ``states`` (each ``[B, H]``);
+    with ``lengths``, a packed sequence: zero outputs past each end, per-row final states,
+    the initial state for a zero length."""
+    hx = [s.unsqueeze(0) for s in states]
+    arg = tuple(hx) if len(hx) > 1 else hx[0]
     if lengths is None:
-        y, h, c = torch._VF.lstm(x, hx, weights, True, 1, 0.0, False, False, False)
-        return y, c[0], h[0]
+        y, *final = fn(x, arg, weights, True, 1, 0.0, False, False, False)
+        return y, [f[0] for f in final]
     steps = x.shape[0]
     clamped = lengths.to(torch.int64).clamp(0, steps)
     empty = clamped == 0
     packed = torch_rnn.pack_padded_sequence(x, clamped.clamp_min(1).cpu(), enforce_sorted=False)
-    order = packed.sorted_indices
-    hx = (hx[0].index_select(1, order), hx[1].index_select(1, order))
-    data, h, c = torch._VF.lstm(packed.data, packed.batch_sizes, hx, weights, True, 1, 0.0,
-                                False, False)
-    restore = packed.unsorted_indices
+    order, restore = packed.sorted_indices, packed.unsorted_indices
+    hx = [h.index_select(1, order) for h in hx]
+    arg = tuple(hx) if len(hx) > 1 else hx[0]
+    data, *final = fn(packed.data, packed.batch_sizes, arg, weights, True, 1, 0.0, False, False)
     y, _ = torch_rnn.pad_packed_sequence(
         torch_rnn.PackedSequence(data, packed.batch_sizes, order, restore), total_length=steps)
-    c, h = c[0].index_select(0, restore), h[0].index_select(0, restore)
+    final = [f[0].index_select(0, restore) for f in final]
     if bool(empty.any()):
         keep = empty.unsqueeze(1)
         y = torch.where(keep.unsqueeze(0), torch.zeros_like(y), y)
-        c, h = torch.where(keep, c0, c), torch.where(keep, h0, h)
-    return y, c, h
+        final = [torch.where(keep, s0, s) for s0, s in zip(states, final)]
+    return y, final
 
 
 @kernel("FusedLSTM")
@@ -113,15 +130,52 @@ def _fused_lstm(ctx: KernelContext):
 
 @kernel("FusedLSTMGrad")
 def _fused_lstm_grad(ctx: KernelContext):
-    name = ctx.op.name
+    return _backward(ctx.op.name)
 
-    def run(reserve: Any, dy: torch.Tensor, dc: torch.Tensor, dh: torch.Tensor) -> tuple[Any, ...]:
+
+@kernel("FusedGRUGrad")
+def _fused_gru_grad(ctx: KernelContext):
+    return _backward(ctx.op.name)
+
+
+def _gru_weights(kernel_: torch.Tensor, recurrent: torch.Tensor,
+                 bias: torch.Tensor) -> list[torch.Tensor]:
+    """Keras's ``z, r, h`` columns as torch's ``r, z, n`` GRU parameters."""
+    def reorder(w: torch.Tensor) -> torch.Tensor:
+        z, r, h = w.chunk(3, dim=-1)
+        return torch.cat([r, z, h], dim=-1)
+
+    return [reorder(kernel_).t(), reorder(recurrent).t(), reorder(bias[0]), reorder(bias[1])]
+
+
+@kernel("FusedGRU")
+def _fused_gru(ctx: KernelContext):
+    reserve_output = ctx.op.outputs[2]
+
+    def run(x: torch.Tensor, h0: torch.Tensor, kernel_: torch.Tensor, recurrent: torch.Tensor,
+            bias: torch.Tensor, lengths: torch.Tensor | None = None) -> tuple[Any, ...]:
+        if not reserve_output.consumers():
+            with torch.no_grad():
+                y, h = _gru(x, h0, _gru_weights(kernel_, recurrent, bias), lengths)
+            return y, h, None
+        leaves = tuple(t.detach().requires_grad_() for t in (x, h0, kernel_, recurrent, bias))
+        with torch.enable_grad():
+            y, h = _gru(leaves[0], leaves[1], _gru_weights(*leaves[2:]), lengths)
+        return y.detach(), h.detach(), _Reserve((y, h), leaves)
+
+    return run
+
+
+def _backward(name: str) -> Any:
+    """The gradient kernel of a fused RNN: ``torch.autograd.grad`` over the reserve."""
+
+    def run(reserve: Any, *output_grads: torch.Tensor) -> tuple[Any, ...]:
         if not isinstance(reserve, _Reserve):
             raise InvalidArgumentError(
-                f"FusedLSTMGrad '{name}': the forward FusedLSTM recorded no reserve "
-                "(internal error: the gradient op did not exist when the forward op ran)"
+                f"'{name}': the forward fused RNN op recorded no reserve (internal error: the "
+                "gradient op did not exist when the forward op ran)"
             )
-        grads = torch.autograd.grad(reserve.outputs, reserve.leaves, (dy, dc, dh),
+        grads = torch.autograd.grad(reserve.outputs, reserve.leaves, output_grads,
                                     retain_graph=True, allow_unused=True)
         return tuple(torch.zeros_like(leaf) if g is None else g
                      for g, leaf in zip(grads, reserve.leaves))

@@ -12,6 +12,10 @@ The gradient is a second op, ``FusedLSTMGrad(reserve, dy, dc, dh)``, registered 
 gradient table; it returns ``dx, dc0, dh0, dkernel, dbias``. It runs on the forward op's
 device (``colocate_with``), which holds the reserve. Second-order gradients through it are
 not supported (a clear error).
+
+``FusedGRU`` is the same for Keras's ``reset_after`` GRU (torch's GRU formulation): inputs
+``x, h0, kernel [D, 3H], recurrent_kernel [H, 3H], bias [2, 3H]`` (+ lengths), outputs
+``y, h_final, reserve``; ``FusedGRUGrad(reserve, dy, dh)``.
 """
 
 from __future__ import annotations
@@ -74,8 +78,8 @@ def _fused_lstm_grad_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> l
 
 def _no_second_order(op: Operation, *grads: Any) -> list[Any]:
     raise LookupError(
-        f"No gradient for '{op.name}' (FusedLSTMGrad): second-order gradients through the fused "
-        "LSTM are not supported. Set FLOWMESH_FUSED_RNN=0 to build dynamic_rnn as a loop."
+        f"No gradient for '{op.name}' ({op.type}): second-order gradients through a fused "
+        "RNN are not supported. Set FLOWMESH_FUSED_RNN=0 to build dynamic_rnn as a loop."
     )
 
 
@@ -99,3 +103,53 @@ def fused_lstm(x: Tensor, c0: Tensor, h0: Tensor, kernel: Tensor, bias: Tensor,
     op = make_op("FusedLSTM", inputs, {"forget_bias": float(forget_bias), "gate_order": gate_order},
                  name=name or "FusedLSTM")
     return op.outputs[0], op.outputs[1], op.outputs[2]
+
+
+# --- FusedGRU ----------------------------------------------------------------------------------
+def _fused_gru_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
+    x, h0, kernel, recurrent, bias = inputs[:5]
+    for t, rank, what in ((x, 3, "x [time, batch, depth]"), (h0, 2, "h0 [batch, units]"),
+                          (kernel, 2, "kernel [depth, 3*units]"),
+                          (recurrent, 2, "recurrent_kernel [units, 3*units]"),
+                          (bias, 2, "bias [2, 3*units]")):
+        if t.shape.rank not in (None, rank):
+            raise InvalidArgumentError(f"FusedGRU: {what} must have rank {rank}, got {t.name} "
+                                       f"with shape {t.shape}")
+    if len({t.dtype for t in inputs[:5]}) != 1:
+        raise TypeError("FusedGRU: x, h0, kernel, recurrent_kernel and bias must have one "
+                        f"dtype, got {[t.dtype.name for t in inputs[:5]]}")
+    t_, b = (_dims(x) + [None, None])[:2]
+    units = _dims(h0)[-1] if h0.shape.rank else None
+    return [(x.dtype, TensorShape([t_, b, units])), (x.dtype, TensorShape([b, units])),
+            (dtypes.variant, TensorShape([]))]
+
+
+def _fused_gru_grad(op: Operation, dy: Any, dh: Any, _reserve: Any) -> list[Any]:
+    from flowmesh.ops import array_ops
+
+    grads = [array_ops.zeros_like(op.outputs[i]) if g is None else g
+             for i, g in enumerate((dy, dh))]
+    with get_default_graph().colocate_with(op):
+        grad_op = make_op("FusedGRUGrad", [op.outputs[2]] + grads, {},
+                          name=f"{op.name.rsplit('/', 1)[-1]}_grad")
+    return list(grad_op.outputs) + [None] * (len(op.inputs) - 5)
+
+
+register_op("FusedGRU", _fused_gru_shape, grad=_fused_gru_grad)
+register_op("FusedGRUGrad", _fused_lstm_grad_shape, grad=_no_second_order)
+
+
+def fused_gru(x: Tensor, h0: Tensor, kernel: Tensor, recurrent_kernel: Tensor, bias: Tensor,
+              sequence_length: Tensor | None = None,
+              name: str | None = None) -> tuple[Tensor, Tensor]:
+    """Runs Keras's ``reset_after`` GRU (gates ``z, r, h``; ``bias [2, 3H]`` = input and
+    recurrent biases) over ``x [T, B, D]``: torch's GRU computes exactly this.
+
+    Returns:
+        ``(y [T, B, H], h_final [B, H])``.
+    """
+    inputs = [x, h0, kernel, recurrent_kernel, bias]
+    if sequence_length is not None:
+        inputs.append(sequence_length)
+    op = make_op("FusedGRU", inputs, {}, name=name or "FusedGRU")
+    return op.outputs[0], op.outputs[1]

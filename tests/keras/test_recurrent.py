@@ -35,11 +35,13 @@ def test_layer_matches_tf_keras(name):
     compare_with_tensorflow(build, {"x": X})
 
 
-def test_stacked_lstm_fused_equals_loop(monkeypatch):
+def test_stacked_lstm_and_gru_fused_equal_loop(monkeypatch):
     def run():
         tf.reset_default_graph()
         x = tf.constant(X)
         h = tf.keras.layers.LSTM(6, recurrent_activation="sigmoid", return_sequences=True)(x)
+        h = tf.keras.layers.GRU(5, recurrent_activation="sigmoid", reset_after=True,
+                                return_sequences=True)(h)
         out = tf.keras.layers.LSTM(2, recurrent_activation="sigmoid")(h)
         grads = tf.gradients(tf.reduce_sum(out * [1.0, -2.0]), tf.trainable_variables())
         types = {op.type for op in tf.get_default_graph().get_operations()}
@@ -51,10 +53,10 @@ def test_stacked_lstm_fused_equals_loop(monkeypatch):
             return types, sess.run([out] + grads)
 
     types, fused = run()
-    assert "FusedLSTM" in types
+    assert "FusedLSTM" in types and "FusedGRU" in types
     monkeypatch.setenv("FLOWMESH_FUSED_RNN", "0")
     types, loop = run()
-    assert "FusedLSTM" not in types
+    assert "FusedLSTM" not in types and "FusedGRU" not in types
     for a, b in zip(fused, loop):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 

@@ -2,8 +2,8 @@
 
 ``RNN(cell)`` runs a Keras cell over the time axis with the ``While`` loop of
 ``dynamic_rnn`` (:func:`flowmesh.rnn.dynamic_rnn.rnn_loop`); an ``LSTM`` whose math is
-torch's (``activation="tanh"``, ``recurrent_activation="sigmoid"``) runs as one fused op
-instead. Weights are ``<layer>/<cell>/kernel``, ``recurrent_kernel`` and ``bias``
+torch's (``activation="tanh"``, ``recurrent_activation="sigmoid"``), and a ``GRU`` with
+``reset_after=True`` and those activations, run as one fused op instead. Weights are ``<layer>/<cell>/kernel``, ``recurrent_kernel`` and ``bias``
 (``lstm/lstm_cell/kernel``), as tf.keras names them. Outputs follow Keras:
 ``return_sequences`` gives ``[batch, time, units]`` (in processing order with
 ``go_backwards``), ``return_state`` appends the final states (``[h, c]`` for an LSTM).
@@ -110,6 +110,8 @@ class RNN(Layer):
 
     def _run(self, x: Any, states: list[Any]) -> tuple[Any, list[Any]]:
         fused = _fused_lstm(self.cell, x, states)
+        if fused is None:
+            fused = _fused_gru(self.cell, x, states)
         if fused is not None:
             return fused
         from flowmesh.rnn.dynamic_rnn import rnn_loop
@@ -144,6 +146,25 @@ def _fused_lstm(cell: Any, x: Any, states: list[Any]) -> tuple[Any, list[Any]] |
     steps, batch = x.shape.as_list()[:2]
     y.set_shape(TensorShape([steps, batch, cell.units]))
     return y, [h, c]
+
+
+def _fused_gru(cell: Any, x: Any, states: list[Any]) -> tuple[Any, list[Any]] | None:
+    """One ``FusedGRU`` for a Keras GRU whose math is torch's (``reset_after``, sigmoid,
+    tanh, with biases), else None."""
+    if not settings.FUSED_RNN.get() or type(cell) is not GRUCell or not cell.reset_after:
+        return None
+    if cell.activation is not activations.tanh or cell.recurrent_activation is not \
+            activations.sigmoid or cell.bias is None or x.shape.rank != 3:
+        return None
+    if x.dtype not in (dtypes.float32, dtypes.float64):
+        return None
+    from flowmesh.ops.rnn_ops import fused_gru
+
+    y, h = fused_gru(x, convert_to_tensor(states[0]), convert_to_tensor(cell.kernel),
+                     convert_to_tensor(cell.recurrent_kernel), convert_to_tensor(cell.bias))
+    steps, batch = x.shape.as_list()[:2]
+    y.set_shape(TensorShape([steps, batch, cell.units]))
+    return y, [h]
 
 
 class _CellLayer(RNN):
