@@ -360,7 +360,9 @@ from flowmesh.ops.decode_ops import decode_csv, decode_raw
 from flowmesh.data.structure import TensorSpec
 from flowmesh.ops.variable_creator import variable_creator_scope
 from flowmesh import graph_util
-from flowmesh import bitwise, debugging, dtypes, random
+from flowmesh import bitwise, debugging, dtypes, random, signal
+from flowmesh.ops.complex_ops import angle, complex, conj, imag, real
+from flowmesh.ops.fft_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d
 from flowmesh.ops.nn_impl import log_sigmoid
 from flowmesh.ops.linalg_decomp_ops import (
     cholesky,

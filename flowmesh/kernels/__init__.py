@@ -21,6 +21,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     depthwise_conv_ops,
     einsum_ops,
     embedding_ops,
+    fft_ops,
     gather_ops,
     io_ops,
     iterator_ops,

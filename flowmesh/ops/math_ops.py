@@ -166,7 +166,15 @@ def _bool_out(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 # --- unary ops (gradients as in TensorFlow's math_grad.py) ---------------------------------
 negative = _unary("Neg", "Neg", lambda op, g: [negative(g)])
 register_indexed_slices_op("negative", negative)
-abs = _unary("Abs", "Abs", lambda op, g: [g * sign(_x(op))], REAL_NUMERIC)  # noqa: A001
+_real_abs = _unary("Abs", "Abs", lambda op, g: [g * sign(_x(op))], REAL_NUMERIC)
+
+
+def abs(x: Any, name: str | None = None) -> Tensor:  # noqa: A001
+    """``|x|`` elementwise (``ComplexAbs``, a real tensor, for complex ``x``)."""
+    t = convert_to_tensor(x)
+    if t.dtype.is_complex:
+        return make_tensor("ComplexAbs", [t], name=name or "ComplexAbs")
+    return _real_abs(t, name=name)
 sign = _unary("Sign", "Sign", lambda op, g: [array_ops.zeros_like(_x(op))])
 square = _unary("Square", "Square", lambda op, g: [g * (_x(op) + _x(op))])
 sqrt = _unary("Sqrt", "Sqrt", lambda op, g: [g * (0.5 * reciprocal(_y(op)))], FLOATS_COMPLEX)
@@ -234,7 +242,7 @@ def _sqdiff_grads(op: Any, g: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def _realdiv_grads(op: Any, g: Tensor) -> tuple[Tensor, Tensor]:
-    x, y = op.inputs
+    x, y = (_conj(t) for t in op.inputs)
     return g / y, g * (negative(x) / y / y)
 
 
@@ -250,7 +258,12 @@ def _nonzero(t: Tensor) -> Tensor:
 
 add = _binary("AddV2", "Add", _reduced(lambda op, g: (g, g)), NUMERIC + (dtypes.string,))
 subtract = _binary("Sub", "Sub", _reduced(lambda op, g: (g, negative(g))))
-multiply = _binary("Mul", "Mul", _reduced(lambda op, g: (g * op.inputs[1], op.inputs[0] * g)))
+def _conj(t: Tensor) -> Tensor:
+    """The conjugate of a complex tensor (TensorFlow's complex gradients use it), else ``t``."""
+    return make_tensor("Conj", [t]) if t.dtype.is_complex else t
+
+
+multiply = _binary("Mul", "Mul", _reduced(lambda op, g: (g * _conj(op.inputs[1]), _conj(op.inputs[0]) * g)))
 realdiv = _binary("RealDiv", "RealDiv", _reduced(_realdiv_grads))
 floordiv = _binary("FloorDiv", "FloorDiv", _reduced(lambda op, g: (None, None)))
 floormod = _binary("FloorMod", "FloorMod",
