@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import queue
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -59,6 +60,7 @@ class Sweep:
         if self.rows:
             self.say(f"resuming: {len(self.rows)} trial(s) already in {self.csv}")
         self._header()
+        started = time.perf_counter()
         index = 0
         try:
             while index < self.config.trials or self._running:
@@ -76,6 +78,7 @@ class Sweep:
             for trial, _ in self._running.values():
                 trial.stop()
             engine.close()
+        self.say(f"{len(self.rows)} trial(s) in {time.perf_counter() - started:.1f} s")
         self._finish()
         return self.rows
 
