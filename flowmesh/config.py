@@ -65,6 +65,9 @@ FLOWMESH_ELASTIC_ID             (unset)  This process's member id in an elastic 
                                          by the launcher; else one is drawn from the store).
 FLOWMESH_ELASTIC_TIMEOUT_S      120.0    Longest wait of a rank in an elastic rendezvous
                                          (re-forming the group after a rank was lost).
+FLOWMESH_EVAL_CHECKPOINTS       model_dir  ``chief``: the evaluator of ``train_and_evaluate``
+                                         reads each checkpoint through the chief's server
+                                         (no shared file system; ``estimator/_remote.py``).
 FLOWMESH_FUSED_RNN              1        1: ``dynamic_rnn`` of an LSTM whose math equals
                                          torch's (tanh, no peepholes/clip/projection) runs
                                          one fused op; 0: always the ``While`` loop.
@@ -180,6 +183,8 @@ FUSED_RNN = Setting("FLOWMESH_FUSED_RNN", 1, int,
                     "1: dynamic_rnn of a standard LSTM runs one fused op (torch's LSTM)")
 ELASTIC_TIMEOUT_S = Setting("FLOWMESH_ELASTIC_TIMEOUT_S", 120.0, float,
                             "longest elastic rendezvous wait in seconds")
+EVAL_CHECKPOINTS = Setting("FLOWMESH_EVAL_CHECKPOINTS", "model_dir", str,
+                           "where train_and_evaluate's evaluator reads checkpoints: model_dir or chief")
 
 OMP_WAIT_POLICY = Setting("FLOWMESH_OMP_WAIT_POLICY", "PASSIVE", str,
                           "OpenMP wait policy set before torch loads (PASSIVE, ACTIVE or NONE)")

@@ -74,9 +74,22 @@ class EvalGraph:
             self._scaffold = Scaffold(copy_from_scaffold=spec.scaffold, local_init_op=local_init) \
                 if spec.scaffold is not None else Scaffold(local_init_op=local_init)
             self._hooks = list(spec.evaluation_hooks or ()) + list(hooks or ())
+            self.variables = self.graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
+            self._scaffold.finalize()
 
-    def run(self, checkpoint_path: str | None, steps: int | None = None) -> dict[str, Any]:
-        """Evaluates the weights of ``checkpoint_path`` (None: freshly initialized ones).
+    def _scaffold_for(self, values: dict | None) -> Scaffold:
+        if values is None:
+            return self._scaffold
+
+        def load(scaffold: Any, session: Any) -> None:
+            for var in self.variables:
+                var.load(values[var.op.name], session)
+        return Scaffold(copy_from_scaffold=self._scaffold, init_fn=load)
+
+    def run(self, checkpoint_path: str | None, steps: int | None = None,
+            values: dict | None = None) -> dict[str, Any]:
+        """Evaluates the weights of ``checkpoint_path`` (None: freshly initialized ones, or
+        ``values``: ``{variable name: array}`` read elsewhere).
 
         Runs the update op ``steps`` times, until the input runs out, or once for constant
         inputs; returns every metric and ``global_step``.
@@ -89,7 +102,8 @@ class EvalGraph:
         elif self._once:
             hooks.append(_StopAfterNEvalsHook(1))
         with self.graph.as_default():
-            creator = ChiefSessionCreator(scaffold=self._scaffold, checkpoint_filename_with_path=checkpoint_path,
+            creator = ChiefSessionCreator(scaffold=self._scaffold_for(values),
+                                          checkpoint_filename_with_path=checkpoint_path,
                                           master=self._estimator.config.evaluation_master,
                                           config=self._estimator.config.session_config)
             final = hooks_lib.FinalOpsHook(self._values)

@@ -87,18 +87,35 @@ def train_and_evaluate(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpe
     return runners[role](estimator, train_spec, eval_spec)
 
 
+def _serves_checkpoints(config: Any) -> bool:
+    from flowmesh import config as settings
+
+    return settings.EVAL_CHECKPOINTS.get() == "chief" and "chief" in config.cluster_spec.jobs
+
+
 def _run_trainer(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpec) -> tuple[Any, list]:
+    from flowmesh.estimator._checkpoints import checkpoint_step
+
     config = estimator.config
     server = _roles.start_server(config)
+    publisher = None
     if config.is_chief:
         marker = os.path.join(estimator.model_dir, _roles.DONE_MARKER)
         if os.path.exists(marker):
             os.remove(marker)
-    estimator.train(train_spec.input_fn, max_steps=train_spec.max_steps, hooks=list(train_spec.hooks))
-    if config.is_chief:
-        from flowmesh.estimator._checkpoints import checkpoint_step
+        if _serves_checkpoints(config):
+            from flowmesh.estimator._remote import PublishCheckpoints
 
-        _roles.write_done_marker(estimator.model_dir, checkpoint_step(estimator.latest_checkpoint()))
+            publisher = PublishCheckpoints(estimator, server.target)
+    estimator.train(train_spec.input_fn, max_steps=train_spec.max_steps, hooks=list(train_spec.hooks),
+                    saving_listeners=[publisher] if publisher else None)
+    if config.is_chief:
+        final_step = checkpoint_step(estimator.latest_checkpoint())
+        _roles.write_done_marker(estimator.model_dir, final_step)
+        if publisher is not None:
+            if publisher.state.read()[0] != estimator.latest_checkpoint():
+                publisher.after_save(None, final_step or 0)
+            publisher.finish(-1 if final_step is None else final_step)
     _roles.report_trainer_done(config, server.target)
     logger.info("%s %d finished training", config.task_type, config.task_id)
     server.stop()
@@ -111,7 +128,10 @@ def _run_ps(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpec) -> tuple
 
 
 def _run_evaluator(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpec) -> tuple[Any, list]:
-    return _Executor(estimator, train_spec, eval_spec).run_evaluator()
+    executor = _Executor(estimator, train_spec, eval_spec)
+    if _serves_checkpoints(estimator.config):
+        return executor.run_remote_evaluator()
+    return executor.run_evaluator()
 
 
 class _Executor:
@@ -169,6 +189,45 @@ class _Executor:
         logger.info("evaluator: training is done; exiting after global step %s",
                     None if self.last_result is None else self.last_result.get("global_step"))
         return self.last_result, self.exports
+
+
+    def run_remote_evaluator(self) -> tuple[Any, list]:
+        """Evaluates each checkpoint the chief publishes, read through the chief's server,
+        until the one the chief names final (exporters need the files: they do not run)."""
+        from flowmesh.estimator._remote import WAIT_S, RemoteCheckpoints
+
+        config = self._estimator.config
+        self._graph = EvalGraph(self._estimator, self._eval_spec.input_fn, self._eval_spec.hooks)
+        target = "grpc://" + config.cluster_spec.task_address("chief", 0)
+        remote = RemoteCheckpoints(target, self._graph.variables, config.session_config)
+        silent_since = time.monotonic()
+        while time.monotonic() - silent_since < WAIT_S:
+            polled = remote.poll()
+            if polled is None:
+                time.sleep(_roles.POLL_SECS)
+                continue
+            silent_since = time.monotonic()
+            path, final = polled
+            if path and path != self.last_path:
+                step = _step_of(path)
+                done = final >= 0 and step >= final   # the chief waits for this very step
+                self._evaluate_values(path, remote.values(path), done)
+                remote.report(step)
+                if done:
+                    break
+            elif final >= 0 and self.last_path and _step_of(self.last_path) >= final:
+                break
+            time.sleep(_roles.POLL_SECS)
+        return self.last_result, self.exports
+
+    def _evaluate_values(self, path: str, values: dict, final: bool) -> None:
+        assert self._graph is not None
+        result = self._graph.run(None, self._eval_spec.steps, values=values)
+        write_eval_summaries(self._estimator.model_dir, self._eval_spec.name, result)
+        logger.info("Saving dict for global step %s (checkpoint %s read through the chief): %s",
+                    result.get("global_step"), path,
+                    ", ".join(f"{k} = {v}" for k, v in sorted(result.items())))
+        self.last_result, self.last_path = result, path
 
 
 def _step_of(path: str) -> int:

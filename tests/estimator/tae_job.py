@@ -40,6 +40,8 @@ def main():
     parser.add_argument("--model_dir", required=True)
     parser.add_argument("--max_steps", type=int, default=60)
     parser.add_argument("--kill_chief_at", type=int, default=0)
+    parser.add_argument("--eval_model_dir", default=None,
+                        help="the evaluator's own model_dir (no shared file system with the chief)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     rng = np.random.default_rng(0)
@@ -51,6 +53,8 @@ def main():
 
     config = tf.estimator.RunConfig(model_dir=args.model_dir, save_checkpoints_steps=10,
                                     log_step_count_steps=0, save_summary_steps=0)
+    if args.eval_model_dir and config.task_type == "evaluator":
+        config = config.replace(model_dir=args.eval_model_dir)
     est = tf.estimator.LinearClassifier([tf.feature_column.numeric_column("x", shape=(4,))],
                                         optimizer="Adam", config=config)
     hooks = []

@@ -39,11 +39,12 @@ def test_local_train_and_evaluate(tmp_path):
     assert events, "evaluation summaries were written"
 
 
-def _launch(tmp_path, launch_args, script_args, timeout=200):
+def _launch(tmp_path, launch_args, script_args, timeout=200, env=None):
     cmd = [sys.executable, "-m", "flowmesh.cli.main", "launch", "--chief", "--ps", "1", "--workers", "2",
            "--evaluator", "--timeout", str(timeout - 20), *launch_args, str(JOB), "--model_dir",
            str(tmp_path), *script_args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO, env=child_env())
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO,
+                          env=dict(child_env(), **(env or {})))
     return proc.returncode, proc.stdout + proc.stderr
 
 
@@ -102,3 +103,18 @@ def test_exporters_run_after_evaluations(tmp_path):
     assert len(os.listdir(tmp_path / "export" / "final")) == 1              # only the last evaluation
     assert sum(e is not None for e in exports) == 4                         # 3 latest + 1 final
     assert tf.saved_model.loader.maybe_saved_model_directory(exports[-1].decode())
+
+
+@pytest.mark.multiprocess
+@pytest.mark.slow
+@pytest.mark.timeout(220)
+def test_evaluator_reads_checkpoints_through_the_chief(tmp_path):
+    train_dir, eval_dir = tmp_path / "train", tmp_path / "eval_only"
+    code, out = _launch(train_dir, [], ["--max_steps", "40", "--eval_model_dir", str(eval_dir)],
+                        env={"FLOWMESH_EVAL_CHECKPOINTS": "chief"})
+    assert code == 0, out
+    for task in ("chief:0", "worker:0", "worker:1", "ps:0", "evaluator:0"):
+        assert f"[launch] {task} exited with status 0" in out, out
+    assert _eval_line(out)["global_step"] >= 40
+    assert [p.name for p in eval_dir.iterdir()] == ["eval"]        # summaries, never a checkpoint
+    assert not (train_dir / "eval").exists()                        # the evaluator never wrote there
