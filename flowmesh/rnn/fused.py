@@ -32,8 +32,9 @@ def can_fuse(cell: Any, flat: list[Tensor]) -> bool:
     x = flat[0]
     if x.shape.rank != 3 or x.shape.as_list()[-1] is None:
         return False
-    return all(uses_default_math(c) and c.built and x.dtype == _dtype(c._kernel)
-               for c in _layers(cell))
+    layers = _layers(cell)
+    return bool(layers) and all(uses_default_math(c) and c.built and x.dtype == _dtype(c._kernel)
+                                for c in layers)
 
 
 def _dtype(variable: Any) -> Any:

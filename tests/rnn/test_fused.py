@@ -74,6 +74,8 @@ def test_fused_equals_loop(monkeypatch, name, cell_fn, dtype, lengths, time_majo
     lambda: tf.nn.rnn_cell.GRUCell(4),
     lambda: tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.LSTMCell(4)),
     lambda: tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.LSTMCell(4), tf.nn.rnn_cell.GRUCell(4)]),
+    lambda: tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.BasicLSTMCell(2, state_is_tuple=False)],
+                                        state_is_tuple=False),
 ])
 def test_other_math_takes_the_loop(cell_fn):
     tf.nn.dynamic_rnn(cell_fn(), tf.zeros([2, 3, 4]), dtype=tf.float32)
