@@ -26,7 +26,7 @@ _SESSIONS: weakref.WeakKeyDictionary[Graph, Any] = weakref.WeakKeyDictionary()
 _LEARNING_PHASES: weakref.WeakKeyDictionary[Graph, Any] = weakref.WeakKeyDictionary()
 _NAME_COUNTS: weakref.WeakKeyDictionary[Graph, dict[str, int]] = weakref.WeakKeyDictionary()
 _INITIALIZED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
-_MANUAL_SESSION: list[Any] = []
+_CPU_DEVICES: weakref.WeakKeyDictionary[Graph, int] = weakref.WeakKeyDictionary()
 
 
 def floatx() -> str:
@@ -94,10 +94,33 @@ def get_session() -> Any:
     if session is None or session.graph is not graph:
         session = _SESSIONS.get(graph)
         if session is None or getattr(session, "_closed", False):
-            session = Session(graph=graph)
+            session = Session(graph=graph, config=_session_config(graph))
             _SESSIONS[graph] = session
     _initialize_variables(session)
     return session
+
+
+def require_devices(devices: Any) -> None:
+    """Records devices a strategy places replicas on, so the Keras session of the default
+    graph is created with enough logical CPU devices (``/cpu:1`` needs two)."""
+    from flowmesh.core.device_spec import DeviceSpec
+
+    graph = get_default_graph()
+    need = _CPU_DEVICES.get(graph, 1)
+    for device in devices:
+        spec = DeviceSpec.from_string(device)
+        if (spec.device_type or "").upper() == "CPU" and spec.device_index is not None:
+            need = max(need, int(spec.device_index) + 1)
+    _CPU_DEVICES[graph] = need
+
+
+def _session_config(graph: Graph) -> Any:
+    need = _CPU_DEVICES.get(graph, 1)
+    if need <= 1:
+        return None
+    from flowmesh.runtime.options import ConfigProto
+
+    return ConfigProto(device_count={"CPU": need})
 
 
 def _initialize_variables(session: Any) -> None:

@@ -109,6 +109,10 @@ class TrainingGraph:
         self.model = model
         self.config = config
 
+    def train_fetches(self) -> list[Any]:
+        """``[train op, loss, metric means...]`` for one training step."""
+        return [self.train_op(), self.total_loss] + self.metric_tensors
+
     def train_op(self) -> Any:
         """The optimizer step grouped with the model's update ops (built on first use)."""
         if self._train_op is None:

@@ -157,6 +157,11 @@ class Model(Layer):
         names = self.output_names if self.outputs else ["output_1"]
         shapes = [t.shape.as_list() for t in self.outputs] if self.outputs else [None]
         self._compiled = compile_utils.resolve(optimizer, loss, metrics, loss_weights, names, shapes)
+        from flowmesh.distribute import distribute_lib
+
+        self._distribution = distribute_lib.get_strategy() if distribute_lib.has_strategy() else None
+        if self._distribution is not None:
+            backend.require_devices(self._distribution.extended.worker_devices)
         self.optimizer = self._compiled.optimizer
         self.loss = loss
         self._training_graph = None
@@ -181,7 +186,13 @@ class Model(Layer):
                 [tuple(t.shape.as_list()[1:]) for t in built.targets] == [s[1:] for s in shapes]:
             return built
         training_loop.check_targets(self, config, shapes)
-        self._training_graph = compile_utils.TrainingGraph(self, config, shapes)
+        from flowmesh.keras.engine import distributed_training
+
+        strategy = getattr(self, "_distribution", None)
+        if distributed_training.is_distributed(strategy):
+            self._training_graph = distributed_training.DistributedTrainingGraph(self, config, shapes, strategy)
+        else:
+            self._training_graph = compile_utils.TrainingGraph(self, config, shapes)
         return self._training_graph
 
     # --- fit / evaluate / predict -------------------------------------------------------

@@ -12,7 +12,7 @@ import numpy as np
 from flowmesh.keras import backend
 from flowmesh.keras.callbacks.base import Callback, CallbackList
 from flowmesh.keras.callbacks.history import History, ProgbarLogger
-from flowmesh.keras.engine import data_adapter
+from flowmesh.keras.engine import data_adapter, distributed_training
 
 
 def _prepare_x(model: Any, x: Any) -> list[np.ndarray]:
@@ -118,10 +118,15 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
         weights = train[k + m:] or None
         val = (held[:k], held[k:k + m], held[k + m:] or None)
         n = len(xs[0])
+    strategy = getattr(model, "_distribution", None)
+    if distributed_training.workers(strategy) > 1:
+        k, m = len(xs), len(ys)
+        arrays, batch_size = distributed_training.worker_shard(strategy, xs + ys + (weights or []), batch_size)
+        xs, ys, weights = arrays[:k], arrays[k:k + m], arrays[k + m:] or None
+        n = len(xs[0])
     graph = model._graph_for(ys)
-    train_op = graph.train_op()
+    fetches = graph.train_fetches()
     session = backend.get_session()
-    fetches = [train_op, graph.total_loss] + graph.metric_tensors
     names = model.metrics_names
     steps = steps_per_epoch or -(-n // batch_size)
     announce = f"Train on {n} samples" + (f", validate on {len(val[0][0])} samples" if val else "")
@@ -256,9 +261,7 @@ def run_batch(model: Any, x: Any, y: Any, sample_weight: Any, class_weight: Any,
     weights = _weights(model, ys, sample_weight, class_weight)
     data_adapter.check_lengths(xs, ys, weights)
     graph = model._graph_for(ys)
-    fetches = [graph.total_loss] + graph.metric_tensors
-    if train:
-        fetches = [graph.train_op()] + fetches
+    fetches = graph.train_fetches() if train else [graph.total_loss] + graph.metric_tensors
     session = backend.get_session()
     values = session.run(fetches, graph.feed(xs, ys, weights, training=train))
     return dict(zip(model.metrics_names, (float(v) for v in values[1 if train else 0:])))
@@ -276,14 +279,13 @@ def _fit_dataset(model: Any, dataset: Any, epochs: int, verbose: int, callbacks:
     xs, ys, _ = first
     _prepare_x(model, xs if len(xs) > 1 else xs[0])
     graph = model._graph_for(ys)
-    train_op = graph.train_op()
+    fetches = graph.train_fetches()
     session = backend.get_session()
     names = model.metrics_names
     params = {"epochs": epochs, "steps": steps_per_epoch, "samples": None, "verbose": verbose,
               "metrics": names + [f"val_{m}" for m in names] if validation_data is not None else names}
     cbs, history = _callbacks(model, callbacks, verbose, params)
     model.history, model.stop_training = history, False
-    fetches = [train_op, graph.total_loss] + graph.metric_tensors
     pending = first
     cbs.on_train_begin()
     initial_epoch = max(initial_epoch, model.__dict__.pop("_resume_epoch", 0))
