@@ -19,3 +19,15 @@ from flowmesh.ops.fft_ops import (
     rfft2d,
     rfft3d,
 )
+from flowmesh.ops.spectral_ops import (
+    dct,
+    frame,
+    idct,
+    inverse_stft,
+    inverse_stft_window_fn,
+    linear_to_mel_weight_matrix,
+    mfccs_from_log_mel_spectrograms,
+    overlap_and_add,
+    stft,
+    vorbis_window,
+)
