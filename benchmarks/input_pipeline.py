@@ -6,8 +6,9 @@ Part 1 (examples/s, one batch of 128 per step): the same TF1 program in flowmesh
 TensorFlow's ``tf.data`` reads one TFRecord file of Examples (784 float32 + an int64
 label), ``map(parse_single_example)``, ``map(image * 2 - 1)``, ``shuffle(1000)``,
 ``repeat``, ``batch(128)``, ``prefetch(2)``, fetching one batch per ``Session.run``. The
-practical limit is a third contender: reading the same records with their CRC checks in a
-Python loop (``tf_record_iterator``, 128 records per step).
+practical limit is another contender: reading the same records with their CRC checks in a
+Python loop (``tf_record_iterator``, 128 records per step); ``flowmesh_unvectorized`` runs
+flowmesh with its map vectorization off (one parse per record, as TensorFlow does).
 
 Part 2 (steps/s): an MLP 64-256-256-10 on the digits, batch 128, SGD, trained in flowmesh
 from a TFRecord pipeline (parse + shuffle + batch + prefetch) and, as the peer, from the
@@ -36,7 +37,7 @@ from benchmarks.harness import (
     tf_config_proto,
 )
 
-PEERS = ("tensorflow", "raw_read")
+PEERS = ("tensorflow", "flowmesh_unvectorized", "raw_read")
 BATCH = 128
 
 
@@ -55,24 +56,32 @@ def write_records(path: str, count: int, width: int, seed: int = 0) -> None:
             writer.write(example.SerializeToString())
 
 
-def build_pipeline(tf: Any, path: str, width: int, buffer: int = 1000) -> Any:
-    """The benchmark's pipeline with ``tf`` (flowmesh or tensorflow.compat.v1)."""
+def build_pipeline(tf: Any, path: str, width: int, buffer: int = 1000,
+                   vectorize: bool = True) -> Any:
+    """The benchmark's pipeline with ``tf`` (flowmesh or tensorflow.compat.v1);
+    ``vectorize=False`` turns flowmesh's map vectorization off."""
     spec = {"image": tf.FixedLenFeature([width], tf.float32),
             "label": tf.FixedLenFeature([], tf.int64)}
     dataset = tf.data.TFRecordDataset(path) \
         .map(lambda s: tf.parse_single_example(s, spec)) \
         .map(lambda d: (d["image"] * 2.0 - 1.0, d["label"])) \
-        .shuffle(buffer, seed=1).repeat().batch(BATCH).prefetch(2)
+        .shuffle(buffer, seed=1).repeat()
+    if not vectorize:
+        options = tf.data.Options()
+        options.experimental_optimization.map_vectorization = False
+        dataset = dataset.with_options(options)
+    dataset = dataset.batch(BATCH).prefetch(2)
     return tf.data.make_one_shot_iterator(dataset).get_next()
 
 
-def _pipeline_contender(name: str, tf: Any, path: str, config: Any = None) -> Contender:
+def _pipeline_contender(name: str, tf: Any, path: str, config: Any = None,
+                        vectorize: bool = True) -> Contender:
     state: dict[str, Any] = {}
 
     def setup(settings: Settings) -> StepFn:
         graph = tf.Graph()
         with graph.as_default():
-            element = build_pipeline(tf, path, 784)
+            element = build_pipeline(tf, path, 784, vectorize=vectorize)
         sess = state["sess"] = tf.Session(graph=graph, config=config(settings) if config else None)
         return lambda: sess.run(element)
 
@@ -110,6 +119,8 @@ def run_pipeline(settings: Settings, path: str) -> list[dict[str, Any]]:
     if tf1 is not None:
         contenders.append(_pipeline_contender("tensorflow", tf1, path,
                                               lambda s: tf_config_proto(tf1, s.threads)))
+    if "flowmesh_unvectorized" in settings.peers:
+        contenders.append(_pipeline_contender("fm_unvectorized", fm, path, vectorize=False))
     if "raw_read" in settings.peers:
         contenders.append(_raw_read_contender(path))
     results = _as_examples(measure(contenders, settings))
