@@ -124,7 +124,7 @@ def tensor_desc(value: Any) -> tuple[Any, memoryview | None]:
         if value.dtype.kind in "OSU":
             items = [x if isinstance(x, bytes) else str(x).encode() for x in value.reshape(-1).tolist()]
             return ["string", list(value.shape), items], None
-        array = np.ascontiguousarray(value)
+        array = np.ascontiguousarray(value).reshape(value.shape)  # ascontiguousarray makes 0-d 1-d
         name = dtypes.as_dtype(array.dtype).name
         raw = array.reshape(-1).view(np.uint8)
         return [name, list(array.shape), raw.nbytes], memoryview(raw)

@@ -57,8 +57,10 @@ def to_torch(array: Any, dtype: dtypes.DType, device: torch.device | None = None
             if array.dtype != dtype.as_numpy_dtype:
                 array = array.astype(dtype.as_numpy_dtype)
             if not array.flags.writeable or not array.flags.c_contiguous:
+                shape = array.shape  # ascontiguousarray turns a 0-d array into shape (1,)
                 array = np.ascontiguousarray(array).copy() if not array.flags.writeable else \
                     np.ascontiguousarray(array)
+                array = array.reshape(shape)
             out = torch.from_numpy(array)
     if device is not None and out.device != device:
         out = out.to(device)
