@@ -374,6 +374,17 @@ from flowmesh.ops.linalg_decomp_ops import (
     self_adjoint_eigvals,
 )
 from flowmesh.ops.linalg_decomp_ops import det as matrix_determinant
+from flowmesh.ops.file_io_ops import (
+    decode_base64,
+    encode_base64,
+    matching_files,
+    parse_tensor,
+    read_file,
+    serialize_tensor,
+    write_file,
+)
+from flowmesh.ops.string_ops import string_to_hash_bucket_fast
+from flowmesh.ops.string_ops import strip as string_strip
 from flowmesh.ops.random_dist_ops import random_gamma, random_poisson
 from flowmesh.ops.search_ops import bincount, confusion_matrix, searchsorted, setdiff1d, unravel_index
 from flowmesh.ops.segment_ops import unsorted_segment_mean

@@ -22,6 +22,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     einsum_ops,
     embedding_ops,
     fft_ops,
+    file_io_ops,
     gather_ops,
     io_ops,
     iterator_ops,

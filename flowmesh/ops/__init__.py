@@ -25,6 +25,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     einsum_ops,
     embedding_ops,
     fft_ops,
+    file_io_ops,
     functional_ops,
     gather_ops,
     init_ops,
