@@ -224,3 +224,55 @@ def smart_cond(pred: Any, true_fn: Any, false_fn: Any, name: str | None = None) 
 def training_value(training: Any) -> Any:
     """``training`` if given, else the learning-phase placeholder."""
     return learning_phase() if training is None else training
+
+
+def set_learning_phase(value: int | bool) -> None:
+    """Fixes the learning phase of the default graph (1/True: training) for layers called
+    afterwards with ``training=None``."""
+    graph = get_default_graph()
+    with graph.name_scope(None):
+        _LEARNING_PHASES[graph] = constant_op.constant(bool(value), name="keras_learning_phase_fixed")
+
+
+def variable(value: Any, dtype: Any = None, name: str | None = None, constraint: Any = None) -> Any:
+    """A variable initialized to ``value`` (initialized by :func:`get_session`)."""
+    from flowmesh.ops.variables import Variable
+
+    value = np.asarray(value, dtype=dtypes.as_dtype(dtype or _FLOATX).as_numpy_dtype)
+    return Variable(value, name=name, constraint=constraint)
+
+
+def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None = None) -> Any:
+    return constant_op.constant(value, dtype=dtypes.as_dtype(dtype or _FLOATX), shape=shape, name=name)
+
+
+def placeholder(shape: Any = None, ndim: int | None = None, dtype: Any = None, name: str | None = None) -> Any:
+    """A placeholder of ``shape`` (or ``ndim`` unknown dimensions)."""
+    if shape is None and ndim is not None:
+        shape = [None] * ndim
+    return constant_op.placeholder(dtypes.as_dtype(dtype or _FLOATX), shape, name=name)
+
+
+def eval(x: Any) -> np.ndarray:  # noqa: A001 - Keras's name
+    return get_value(x)
+
+
+def function(inputs: list[Any], outputs: Any, updates: Any = None, name: str | None = None, **kwargs: Any) -> Any:
+    """A callable ``f(list_of_arrays) -> outputs`` that runs ``outputs`` (and ``updates``)
+    in the Keras session, feeding ``inputs`` in order."""
+    from flowmesh.ops.control_flow_ops import group
+
+    inputs = list(inputs)
+    single = not isinstance(outputs, (list, tuple))
+    fetches = [outputs] if single else list(outputs)
+    update_op = group(*updates) if updates else None
+
+    def run(values: list[Any]) -> Any:
+        if len(values) != len(inputs):
+            raise ValueError(f"This function takes {len(inputs)} inputs, got {len(values)}")
+        feed = dict(zip(inputs, values))
+        results = get_session().run(fetches + ([update_op] if update_op is not None else []), feed)
+        results = results[:len(fetches)]
+        return results[0] if single else results
+
+    return run

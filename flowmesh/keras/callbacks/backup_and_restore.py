@@ -5,7 +5,9 @@ are saved with ``tf.train.Saver`` to ``backup_dir/ckpt`` and the epoch to
 ``backup_dir/training_state.json`` (written to a temporary file and renamed, so a kill
 leaves the previous state). When ``fit`` starts and a state exists, the variables are
 restored and ``fit`` continues with the next epoch. A finished ``fit`` deletes the
-backup (``delete_checkpoint=True``).
+backup (``delete_checkpoint=True``). Under a multi-worker strategy the chief (rank 0)
+uses ``backup_dir`` and worker ``r`` ``backup_dir/worker_r`` (their weights are equal;
+each restores its own copy).
 """
 
 from __future__ import annotations
@@ -33,8 +35,15 @@ class BackupAndRestore(Callback):
         self._batches = 0
 
     @property
+    def _directory(self) -> str:
+        strategy = getattr(self.model, "_distribution", None)
+        info = getattr(getattr(strategy, "extended", None), "info", None)
+        rank = getattr(info, "rank", 0) or 0
+        return self.backup_dir if rank == 0 else os.path.join(self.backup_dir, f"worker_{rank}")
+
+    @property
     def _state_path(self) -> str:
-        return os.path.join(self.backup_dir, "training_state.json")
+        return os.path.join(self._directory, "training_state.json")
 
     def _get_saver(self) -> Any:
         if self._saver is None:
@@ -68,8 +77,8 @@ class BackupAndRestore(Callback):
             self._backup(epoch)
 
     def _backup(self, epoch: int) -> None:
-        os.makedirs(self.backup_dir, exist_ok=True)
-        path = self._get_saver().save(backend.get_session(), os.path.join(self.backup_dir, "ckpt"),
+        os.makedirs(self._directory, exist_ok=True)
+        path = self._get_saver().save(backend.get_session(), os.path.join(self._directory, "ckpt"),
                                       write_meta_graph=False)
         tmp = self._state_path + ".tmp"
         with open(tmp, "w") as f:
@@ -77,5 +86,5 @@ class BackupAndRestore(Callback):
         os.replace(tmp, self._state_path)
 
     def on_train_end(self, logs: dict | None = None) -> None:
-        if self.delete_checkpoint and not self.model.stop_training and os.path.isdir(self.backup_dir):
-            shutil.rmtree(self.backup_dir, ignore_errors=True)
+        if self.delete_checkpoint and not self.model.stop_training and os.path.isdir(self._directory):
+            shutil.rmtree(self._directory, ignore_errors=True)
