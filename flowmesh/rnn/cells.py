@@ -107,7 +107,6 @@ class BasicLSTMCell(LayerRNNCell):
         self._forget_bias = float(forget_bias)
         self._state_is_tuple = bool(state_is_tuple)
         self._activation = _activation(activation)
-        self._activation_given = activation
 
     @property
     def state_size(self) -> Any:
@@ -175,7 +174,6 @@ class LSTMCell(LayerRNNCell):
         self._forget_bias = float(forget_bias)
         self._state_is_tuple = bool(state_is_tuple)
         self._activation = _activation(activation)
-        self._activation_given = activation
         p = self._num_proj or self._num_units
         self._state_size = LSTMStateTuple(self._num_units, p) if state_is_tuple else \
             self._num_units + p
@@ -282,7 +280,7 @@ def uses_default_math(cell: Any) -> bool:
     peepholes, clipping or projection, float32/float64)."""
     if type(cell) not in (BasicLSTMCell, LSTMCell):
         return False
-    if cell._activation_given not in (None, "tanh") and cell._activation is not math_ops.tanh:
+    if cell._activation is not math_ops.tanh:
         return False
     if isinstance(cell, LSTMCell) and (cell._use_peepholes or cell._cell_clip is not None or
                                        cell._num_proj is not None):
