@@ -60,6 +60,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--checkpoint_dir", default=None,
                         help="where the chief saves checkpoints and TensorBoard summaries")
+    parser.add_argument("--save_checkpoint_steps", type=int, default=100,
+                        help="the chief checkpoints every N global steps (killing the ps loses "
+                             "at most that much; TensorFlow's default is every 600 s)")
     parser.add_argument("--json", action="store_true", help="print the chief's result as a JSON line")
     return parser.parse_args(argv)
 
@@ -134,6 +137,8 @@ def run_worker(args: argparse.Namespace, server: tf.train.Server, cluster: tf.tr
     start, local_steps, step = time.perf_counter(), 0, 0
     with tf.train.MonitoredTrainingSession(master=server.target, is_chief=is_chief, hooks=hooks,
                                            checkpoint_dir=args.checkpoint_dir if is_chief else None,
+                                           save_checkpoint_steps=args.save_checkpoint_steps,
+                                           save_checkpoint_secs=None,
                                            stop_grace_period_secs=10) as sess:
         while not sess.should_stop():
             idx = rng.randint(0, len(x_train), args.batch)

@@ -76,6 +76,9 @@ FLOWMESH_MAX_CONNECTIONS        256      Most data-plane connections a server ac
                                          after a 10 s handshake deadline).
 FLOWMESH_ORPHAN_TENSOR_S        30.0     Tensors pushed for a step this task never runs are
                                          dropped after this many seconds.
+FLOWMESH_SESSION_GC_S           0        A master closes sessions unused this long (seconds;
+                                         0: never, TensorFlow's default). Checked when a
+                                         session is created.
 FLOWMESH_FANOUT_TIMEOUT_S       2.0      How long a call that asks every task (ListDevices)
                                          waits for them all; silent tasks are left out.
 FLOWMESH_FANOUT_CALLS           4        Most such calls a server runs at once (the others
@@ -197,6 +200,7 @@ TF_ENABLE_ONEDNN_OPTS = Setting("TF_ENABLE_ONEDNN_OPTS", "", str,
 MAX_CONNECTIONS = Setting("FLOWMESH_MAX_CONNECTIONS", 256, int, "most inbound data-plane connections")
 ORPHAN_TENSOR_S = Setting("FLOWMESH_ORPHAN_TENSOR_S", 30.0, float,
                           "seconds before tensors of a step nobody runs are dropped")
+SESSION_GC_S = Setting("FLOWMESH_SESSION_GC_S", 0.0, float, "seconds before an unused session closes")
 FANOUT_TIMEOUT_S = Setting("FLOWMESH_FANOUT_TIMEOUT_S", 2.0, float,
                            "seconds a ListDevices waits for all tasks")
 FANOUT_CALLS = Setting("FLOWMESH_FANOUT_CALLS", 4, int, "concurrent calls that ask every task")

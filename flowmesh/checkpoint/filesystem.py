@@ -108,6 +108,9 @@ def os_error(exc: BaseException, path: str, action: str) -> OpError:
     detail = f"{action} {path}: {exc}"
     if isinstance(exc, FileNotFoundError) or code == errno.ENOENT:
         return NotFoundError(None, None, f"{detail}. Check that the path exists.")
+    if code == errno.EROFS:  # TensorFlow's code for it too
+        return PermissionDeniedError(None, None, f"{detail}. The file system is mounted read-only: "
+                                     "write the checkpoint somewhere writable.")
     if isinstance(exc, PermissionError) or code in (errno.EACCES, errno.EPERM):
         return PermissionDeniedError(None, None, f"{detail}. Check the permissions of the path.")
     if isinstance(exc, FileExistsError):

@@ -43,6 +43,8 @@ class MasterService:
         self._sessions: dict[str, MasterSession] = {}
         self._owners: dict[str, set[str]] = {}  # client id -> its session handles
         self._reset_handles: collections.deque[str] = collections.deque(maxlen=4096)
+        self._used: dict[str, float] = {}  # handle -> last use (session_gc_seconds)
+        self._expired: collections.deque[str] = collections.deque(maxlen=4096)
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="flowmesh-master")
         # calls that ask every task (ListDevices, ResetContainers) hold a gRPC thread while
@@ -61,11 +63,13 @@ class MasterService:
             graph: a client Graph of this very process, used as is (nothing serialized,
                 so ops that cannot leave the process, like ``py_func``, run on this task).
         """
+        self._collect_idle()
         session = MasterSession(self.view, SessionOptions.from_dict(config), graph)
         if graph_bytes:
             session.extend(graph_bytes)
         with self._lock:
             self._sessions[session.handle] = session
+            self._used[session.handle] = time.monotonic()
             if client:
                 self._owners.setdefault(client, set()).add(session.handle)
         return session.handle
@@ -77,7 +81,16 @@ class MasterService:
             NotFoundError: no such session (closed, or the server restarted).
         """
         found = self._sessions.get(handle) if isinstance(handle, str) else None
-        if found is None:
+        if found is not None:
+            self._used[handle] = time.monotonic()
+        else:
+            if handle in self._expired:
+                raise AbortedError(
+                    None, None,
+                    f"Session {handle!r} on {self.view.local.name} was closed after "
+                    f"{_config.SESSION_GC_S.get():g} s unused (FLOWMESH_SESSION_GC_S). Create a "
+                    "new tf.Session.",
+                )
             if handle in self._reset_handles:
                 raise AbortedError(
                     None, None,
@@ -94,8 +107,25 @@ class MasterService:
     def close_session(self, handle: str) -> None:
         with self._lock:
             session = self._sessions.pop(handle, None)
+            self._used.pop(handle, None)
         if session is not None:
             session.close()
+
+    def _collect_idle(self) -> None:
+        """Closes sessions unused for ``FLOWMESH_SESSION_GC_S`` (TensorFlow's master
+        ``session_gc_seconds``; 0, the default, keeps them until closed)."""
+        limit = _config.SESSION_GC_S.get()
+        if limit <= 0:
+            return
+        cutoff = time.monotonic() - limit
+        with self._lock:
+            idle = [h for h, used in self._used.items() if used < cutoff]
+            self._expired.extend(idle)
+        for handle in idle:
+            self.close_session(handle)
+        if idle:
+            log.warning("%s: closed %d session(s) unused for %g s (FLOWMESH_SESSION_GC_S)",
+                        self.view.local.name, len(idle), limit)
 
     def reset(self, containers: list[str] | None) -> None:
         """Clears resource containers on every task of the cluster and closes every
@@ -108,6 +138,7 @@ class MasterService:
         with self._lock:
             sessions = list(self._sessions.items())
             self._sessions.clear()
+            self._used.clear()
             self._owners.clear()
             self._reset_handles.extend(handle for handle, _ in sessions)
         for _, session in sessions:

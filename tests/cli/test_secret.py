@@ -34,3 +34,16 @@ def test_a_secret_file_others_can_read_is_refused(tmp_path):
     os.chmod(path, 0o644)
     with pytest.raises(ValueError, match="chmod 600"):
         config.cluster_secret({"FLOWMESH_CLUSTER_SECRET_FILE": str(path)})
+
+
+def test_the_rendezvous_store_listens_on_the_address_given_only():
+    from flowmesh.collective.backends.torch_dist import connect_store
+
+    store = connect_store("127.0.0.1", 0, True, None, 10.0)
+    with open("/proc/net/tcp") as f:
+        rows = [line.split() for line in f.readlines()[1:]]
+    listening = [r[1] for r in rows if r[3] == "0A" and int(r[1].split(":")[1], 16) == store.port]
+    assert listening == [f"0100007F:{store.port:04X}"]  # 127.0.0.1, not 0.0.0.0 (*:port)
+    client = connect_store("127.0.0.1", store.port, False, None, 10.0)
+    client.set("k", "v")
+    assert store.get("k") == b"v"

@@ -10,6 +10,7 @@ import time
 import pytest
 import torch
 
+import flowmesh as tf
 from flowmesh.distributed import auth
 from flowmesh.distributed import protocol as wire
 from flowmesh.distributed.auth import ClusterAuth
@@ -133,3 +134,25 @@ def test_orphaned_pushed_tensors_are_dropped_and_large_rpcs_refused(tmp_path, mo
             rpc.call("GetStatus", {"junk": b"\0" * (300 << 20)}, timeout=30)
         assert rpc.call("GetStatus", None, timeout=10)["task"] == "/job:ps/replica:0/task:0"
         rpc.close()
+
+
+@pytest.mark.timeout(60)
+def test_sessions_unused_past_session_gc_seconds_are_closed(monkeypatch):
+    monkeypatch.setenv("FLOWMESH_SESSION_GC_S", "0.5")
+    server = tf.train.Server.create_local_server()
+    rpc = RpcClient(server.target[len("grpc://"):], "master")
+    try:
+        leaked = [rpc.call("CreateSession", {"graph": None, "config": {}}, timeout=10)["session"]
+                  for _ in range(20)]  # clients that never close their sessions
+        kept = rpc.call("CreateSession", {"graph": None, "config": {}}, timeout=10)["session"]
+        time.sleep(0.6)
+        rpc.call("MakeCallable", {"session": kept, "fetches": [], "feeds": [], "targets": []},
+                 timeout=10)  # used: kept alive
+        time.sleep(0.2)
+        rpc.call("CreateSession", {"graph": None, "config": {}}, timeout=10)
+        assert len(server.master._sessions) == 2
+        with pytest.raises(tf.errors.AbortedError, match="FLOWMESH_SESSION_GC_S"):
+            rpc.call("ExtendSession", {"session": leaked[0], "graph": b""}, timeout=10)
+    finally:
+        rpc.close()
+        server.stop()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import socket
 import struct
 import threading
 import time
@@ -62,9 +63,11 @@ def connect_store(host: str, port: int, is_master: bool, world_size: int | None,
         CommunicationError: the store could not be reached within ``timeout_s``.
     """
     try:
-        return dist.TCPStore(host, port, world_size, is_master,
-                             timeout=datetime.timedelta(seconds=timeout_s),
-                             wait_for_workers=False)
+        listen = {"master_listen_fd": _listen(host, port)} if is_master else {}
+        store = dist.TCPStore(host, port, world_size, is_master,
+                              timeout=datetime.timedelta(seconds=timeout_s),
+                              wait_for_workers=False, **listen)
+        return store
     except (RuntimeError, OSError) as exc:
         role = "host" if is_master else "reach"
         hint = ("Is the port already taken (e.g. by a flowmesh/TensorFlow server on that "
@@ -74,6 +77,21 @@ def connect_store(host: str, port: int, is_master: bool, world_size: int | None,
         raise CommunicationError(
             f"Could not {role} the collective rendezvous store at {host}:{port}: "
             f"{_short(str(exc))}. {hint}", timed_out=True) from None
+
+
+def _listen(host: str, port: int) -> int:
+    """A socket listening on ``host:port`` only, handed to the store (which owns it from
+    then on): TCPStore alone would listen on every interface (``*:port``)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(1024)
+    except OSError:
+        sock.close()
+        raise
+    return sock.detach()
 
 
 class _Heartbeat(threading.Thread):
