@@ -68,7 +68,7 @@ class Model(Layer):
     @property
     def layers(self) -> list[Layer]:
         if self._is_graph_network:
-            return [layer for layer in self._layers if type(layer).__name__ != "InputLayer"]
+            return list(self._layers)  # a functional model lists its InputLayers first, as Keras does
         return self._sublayers()
 
     def _sublayers(self) -> list[Layer]:

@@ -100,12 +100,7 @@ def load_weights_from_group(group: Any, layers: list[Any], by_name: bool = False
 
 
 def _model_layers(model: Any) -> list[Any]:
-    layers = model.layers
-    if model._is_graph_network and type(model).__name__ != "Sequential":
-        from flowmesh.keras.engine import node as node_lib
-
-        return [node_lib.history(t)[0] for t in model.inputs] + layers
-    return layers
+    return model.layers
 
 
 def save_weights(model: Any, filepath: str, save_format: str | None = None) -> None:
