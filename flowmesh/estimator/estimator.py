@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from flowmesh.core.graph import Graph
-from flowmesh.errors import InvalidArgumentError
+from flowmesh.errors import InvalidArgumentError, UnimplementedError
 from flowmesh.estimator import _inputs
 from flowmesh.estimator._checkpoints import check_compatible, checkpoint_step, warm_start_fn
 from flowmesh.estimator._evaluation import EvalGraph, write_eval_summaries
@@ -129,6 +129,11 @@ class Estimator:
         """
         if steps is not None and max_steps is not None:
             raise InvalidArgumentError("train: give steps or max_steps, not both")
+        if self._config.train_distribute is not None:
+            raise UnimplementedError(None, None, (
+                "RunConfig(train_distribute=...) is not supported by flowmesh's Estimator yet; "
+                "train between-graph through ps tasks (TF_CONFIG, train_and_evaluate) or wrap the "
+                "model_fn's optimizer in flowmesh.collective.DistributedOptimizer under flowmesh run"))
         for name, value in (("steps", steps), ("max_steps", max_steps)):
             if value is not None and value <= 0:
                 raise InvalidArgumentError(f"train: {name} must be positive, got {value}")
