@@ -49,7 +49,7 @@ def _raw_gloo() -> Any:
     import torch.distributed as dist
 
     from flowmesh import config
-    from flowmesh.collective.bootstrap import split_address
+    from flowmesh.collective.world import split_address
 
     host, port = split_address(config.RENDEZVOUS.get(), "FLOWMESH_RENDEZVOUS")
     store = dist.TCPStore(host, port, None, False, timeout=datetime.timedelta(seconds=60))

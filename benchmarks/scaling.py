@@ -284,7 +284,7 @@ def worker(args: argparse.Namespace) -> None:
 
     import flowmesh.collective as hvd
     from flowmesh import config
-    from flowmesh.collective.bootstrap import split_address
+    from flowmesh.collective.world import split_address
 
     torch.set_num_threads(1)
     hvd.init()

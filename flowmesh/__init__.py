@@ -7,6 +7,7 @@ from __future__ import annotations
 
 # First: sets OpenMP's wait policy before anything below loads torch (read once, at load).
 import flowmesh.runtime.threading_policy  # noqa: F401, I001
+import flowmesh.collective.kernels  # noqa: F401 - registers the collective kernels
 import flowmesh.kernels  # noqa: F401 - registers kernels
 import flowmesh.ops  # noqa: F401 - registers ops
 from flowmesh import errors
@@ -87,17 +88,16 @@ from flowmesh.ops.data_flow_ops import (
     QueueBase,
     SparseConditionalAccumulator,
 )
+from flowmesh.ops.cond import case, cond
 from flowmesh.ops.control_flow_ops import (
     Assert,
     Print,
-    case,
-    cond,
     group,
     no_op,
     tuple,
-    while_loop,
     with_dependencies,
 )
+from flowmesh.ops.while_loop import while_loop
 from flowmesh.ops.functional_ops import foldl, foldr, map_fn, scan
 from flowmesh.ops.lookup_ops import tables_initializer
 from flowmesh.ops.script_ops import numpy_function, py_func
@@ -294,13 +294,13 @@ from flowmesh.ops.state_ops import (
 from flowmesh.ops.variable_scope import (
     AUTO_REUSE,
     VariableScope,
+    create_partitioned_variables,
     get_local_variable,
     get_variable,
     get_variable_scope,
     variable_scope,
 )
 from flowmesh.ops.partitioned_variables import (
-    create_partitioned_variables,
     fixed_size_partitioner,
     min_max_variable_partitioner,
     variable_axis_size_partitioner,

@@ -31,13 +31,13 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from flowmesh import config as _config
-from flowmesh.cli.run import RunResult, _Job
+from flowmesh.cli.rank_job import RankJob, RunResult
 from flowmesh.cli.secret import JobSecret
 from flowmesh.collective.backends.base import CommunicationError
 from flowmesh.collective.backends.torch_dist import connect_store
-from flowmesh.collective.bootstrap import split_address
 from flowmesh.collective.elastic import protocol as proto
 from flowmesh.collective.elastic.coordinator import Coordinator
+from flowmesh.collective.world import split_address
 from flowmesh.errors import UnavailableError
 
 _POLL_S = 0.01
@@ -121,7 +121,7 @@ def launch_elastic(np: int, argv: list[str], policy: ElasticPolicy | None, *,
         del store
 
 
-class ElasticJob(_Job):
+class ElasticJob(RankJob):
     """The processes of an elastic launch (``policy`` None: ranks added with ``--join``)."""
 
     def __init__(self, np: int, argv: list[str], env: dict[str, str], prefix: bool,

@@ -23,34 +23,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
-import subprocess
 import sys
-import threading
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import IO, Any
 
+from flowmesh.cli.rank_job import RankJob, RunResult
+
 HELP = "launch N local ranks of an all-reduce (Horovod-style) script"
-_GRACE_S = 3.0
-
-
-@dataclass
-class RunResult:
-    """How a launch ended.
-
-    Attributes:
-        returncode: 0, or the status of the first rank that failed.
-        failed_rank: that rank, or None.
-        returncodes: every rank's status (None when it was killed by the launcher).
-        output: captured ``(rank, stream, line)`` tuples when capturing.
-    """
-
-    returncode: int
-    failed_rank: int | None
-    returncodes: list[int | None]
-    output: list[tuple[int, str, str]] = field(default_factory=list)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -173,104 +152,10 @@ def launch(np: int, command: Sequence[str], *, timeout: float | None = None, pre
     base.update(PYTHONUNBUFFERED="1", FLOWMESH_SIZE=str(np), FLOWMESH_LOCAL_SIZE=str(np),
                 FLOWMESH_RENDEZVOUS=f"127.0.0.1:{store.port}")
     sink = out if out is not None else (None if capture else sys.stdout)
-    job = _Job(np, argv, base, prefix, sink, capture)
+    job = RankJob(np, argv, base, prefix, sink, capture)
     try:
         return job.wait(timeout, failure_grace)
     finally:
         job.kill_all()
         secret.remove()
         del store
-
-
-class _Job:
-    """The ranks of one launch, their output pumps and the failure policy."""
-
-    def __init__(self, np: int, argv: list[str], env: dict[str, str], prefix: bool,
-                 sink: IO[str] | None, capture: bool):
-        self.lock = threading.Lock()
-        self.output: list[tuple[int, str, str]] = []
-        self.capture = capture
-        self.sink = sink
-        self.prefix = prefix
-        self.procs: list[subprocess.Popen] = []
-        self.pumps: list[threading.Thread] = []
-        for rank in range(np):
-            self.spawn(argv, dict(env, FLOWMESH_RANK=str(rank), FLOWMESH_LOCAL_RANK=str(rank)), rank)
-
-    def spawn(self, argv: list[str], env: dict[str, str], label: int) -> subprocess.Popen:
-        """Starts one process whose output lines are prefixed with ``[label]``."""
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, errors="replace", start_new_session=True)
-        self.procs.append(proc)
-        for stream, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
-            pump = threading.Thread(target=self._pump, args=(label, name, stream), daemon=True)
-            pump.start()
-            self.pumps.append(pump)
-        return proc
-
-    def _pump(self, rank: int, name: str, stream: Any) -> None:
-        for line in stream:
-            line = line.rstrip("\n")
-            with self.lock:
-                if self.capture:
-                    self.output.append((rank, name, line))
-                if self.sink is not None:
-                    text = f"[{rank}] {line}" if self.prefix else line
-                    target = sys.stderr if (name == "stderr" and self.sink is sys.stdout) else self.sink
-                    print(text, file=target, flush=True)
-
-    def wait(self, timeout: float | None, failure_grace: float) -> RunResult:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            codes = [p.poll() for p in self.procs]
-            failed = next((r for r, c in enumerate(codes) if c not in (None, 0)), None)
-            if failed is not None:
-                self._report(f"rank {failed} exited with status {codes[failed]}; stopping the "
-                             "other ranks")
-                self._drain(failure_grace)
-                return self._finish(codes[failed] or 1, failed)
-            if all(c == 0 for c in codes):
-                return self._finish(0, None)
-            if deadline is not None and time.monotonic() > deadline:
-                self._report(f"timed out after {timeout:g}s; killing every rank")
-                return self._finish(124, None)
-            time.sleep(0.05)
-
-    def _drain(self, seconds: float) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end and any(p.poll() is None for p in self.procs):
-            time.sleep(0.05)
-
-    def _finish(self, code: int, failed: int | None) -> RunResult:
-        self.kill_all()
-        for pump in self.pumps:
-            pump.join(timeout=2.0)
-        codes = [p.poll() for p in self.procs]
-        return RunResult(code, failed, codes, list(self.output))
-
-    def _report(self, message: str) -> None:
-        with self.lock:
-            print(f"flowmesh run: {message}", file=sys.stderr, flush=True)
-
-    def kill_all(self) -> None:
-        """Terminates the ranks still running (their process groups), then kills them."""
-        alive = [p for p in self.procs if p.poll() is None]
-        _signal_all(alive, signal.SIGTERM)
-        deadline = time.monotonic() + _GRACE_S
-        while any(p.poll() is None for p in alive) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        _signal_all([p for p in alive if p.poll() is None], signal.SIGKILL)
-        for p in alive:
-            try:
-                p.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
-                pass
-
-
-def _signal_all(procs: list[subprocess.Popen], sig: int) -> None:
-    send: Callable[[int, int], None] = os.killpg
-    for p in procs:
-        try:
-            send(p.pid, sig)  # each rank leads its own session (start_new_session=True)
-        except (ProcessLookupError, PermissionError):
-            pass

@@ -17,47 +17,10 @@ size are not fixed: they come from a rendezvous round closed by the launcher
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from flowmesh import config as _config
+from flowmesh.collective.world import WorldInfo, split_address
 
 _TRAINING_JOBS = ("chief", "worker")
-
-
-@dataclass(frozen=True)
-class WorldInfo:
-    """This process's membership.
-
-    Attributes:
-        rank, size, local_rank, local_size: as in Horovod.
-        host, port: the rendezvous store (``""``/0 for a world of one).
-        host_store: this process must run the store server.
-        source: ``"flowmesh run"``, ``"TF_CONFIG"`` or ``"single process"``.
-        prefix: store namespace of the group ("" lets :func:`~flowmesh.collective.context.init`
-            number it; elastic rounds name theirs so that every member agrees).
-    """
-
-    rank: int
-    size: int
-    local_rank: int
-    local_size: int
-    host: str = ""
-    port: int = 0
-    host_store: bool = False
-    source: str = "single process"
-    prefix: str = ""
-
-
-def split_address(address: str, what: str) -> tuple[str, int]:
-    """``"host:port"`` -> ``(host, port)``.
-
-    Raises:
-        ValueError: naming ``what`` and showing the expected form.
-    """
-    host, sep, port = address.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise ValueError(f"{what} must look like 'host:port' (e.g. 127.0.0.1:29500), got {address!r}")
-    return host.strip("[]"), int(port)
 
 
 def resolve() -> WorldInfo:
@@ -68,7 +31,7 @@ def resolve() -> WorldInfo:
             ``FLOWMESH_SIZE``, a rank out of range, a malformed address).
     """
     if _config.ELASTIC.get():
-        from flowmesh.collective.elastic.rendezvous import join_world
+        from flowmesh.collective.elastic.rendezvous import join_world  # only elastic jobs
 
         return join_world()
     rank, size = _config.RANK.get(), _config.SIZE.get()

@@ -17,8 +17,9 @@ from flowmesh import config as _config
 from flowmesh.collective.backends import create_communicator
 from flowmesh.collective.backends.base import CommunicationError
 from flowmesh.collective.backends.local import LocalHub
-from flowmesh.collective.bootstrap import WorldInfo, resolve
+from flowmesh.collective.bootstrap import resolve
 from flowmesh.collective.engine import CollectiveEngine
+from flowmesh.collective.world import WorldInfo
 from flowmesh.errors import (
     FailedPreconditionError,
     InvalidArgumentError,

@@ -7,22 +7,11 @@ update only the touched rows (and, across tasks, only those rows travel).
 from __future__ import annotations
 
 from collections import namedtuple
-from collections.abc import Callable
 from typing import Any
 
+from flowmesh.core import op_hooks
 from flowmesh.core.graph import Tensor
 from flowmesh.core.shapes import unknown_shape
-
-# Graph ops IndexedSlices uses, registered by flowmesh.ops (the core creates no op types):
-# "negative" (math_ops.negative) and "shape_from_tensor" (the static shape a shape tensor
-# describes, ops/_builders.py).
-_ops: dict[str, Callable[[Any], Any]] = {}
-
-
-def register_indexed_slices_op(name: str, fn: Callable[[Any], Any]) -> None:
-    """Registers the ops function ``name`` that :class:`IndexedSlices` methods call."""
-    _ops[name] = fn
-
 
 IndexedSlicesValue = namedtuple("IndexedSlicesValue", ["values", "indices", "dense_shape"])
 
@@ -71,7 +60,7 @@ class IndexedSlices:
     def shape(self) -> Any:
         if self._dense_shape is None:
             return unknown_shape()
-        return _ops["shape_from_tensor"](self._dense_shape)
+        return op_hooks.call("shape_from_tensor", self._dense_shape)
 
     def get_shape(self) -> Any:
         return self.shape
@@ -91,4 +80,4 @@ class IndexedSlices:
                 f"{', dense_shape=' + str(self._dense_shape) if self._dense_shape is not None else ''})")
 
     def __neg__(self) -> IndexedSlices:
-        return IndexedSlices(_ops["negative"](self._values), self._indices, self._dense_shape)
+        return IndexedSlices(op_hooks.call("negative", self._values), self._indices, self._dense_shape)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-from flowmesh.core import dtypes
+from flowmesh.core import dtypes, op_hooks
+from flowmesh.core.default_session import get_default_session_or_raise
 from flowmesh.core.graph import Tensor
 
 SparseTensorValue = namedtuple("SparseTensorValue", ["indices", "values", "dense_shape"])
@@ -68,9 +69,7 @@ class SparseTensor:
 
     @property
     def shape(self) -> Any:
-        from flowmesh.ops._builders import shape_from_tensor
-
-        return shape_from_tensor(self._dense_shape)
+        return op_hooks.call("shape_from_tensor", self._dense_shape)
 
     def get_shape(self) -> Any:
         return self.shape
@@ -79,9 +78,7 @@ class SparseTensor:
         return [self._indices, self._values, self._dense_shape], SparseTensorValue
 
     def eval(self, feed_dict: Any = None, session: Any = None) -> SparseTensorValue:
-        from flowmesh.runtime.session import get_default_session
-
-        return (session or get_default_session()).run(self, feed_dict)
+        return (session or get_default_session_or_raise()).run(self, feed_dict)
 
     def __repr__(self) -> str:
         return (f"SparseTensor(indices={self._indices!r}, values={self._values!r}, "

@@ -25,8 +25,8 @@ from typing import Any
 
 from flowmesh.collective import context as collective_context
 from flowmesh.collective.backends.base import ReduceOp as CollectiveOp
-from flowmesh.collective.bootstrap import WorldInfo, split_address
 from flowmesh.collective.gradients import ReduceConfig, allreduce_gradients
+from flowmesh.collective.world import WorldInfo, split_address
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import get_default_graph
 from flowmesh.distribute import distribute_lib

@@ -32,10 +32,10 @@ from flowmesh.distributed import step_stats
 from flowmesh.distributed.data_plane import DataPlane
 from flowmesh.distributed.server import local_server_for
 from flowmesh.errors import OpError
+from flowmesh.kernels.step import StepContext
 from flowmesh.runtime.device import Device
 from flowmesh.runtime.options import ConfigProto
 from flowmesh.runtime.session import register_session_target
-from flowmesh.runtime.step import StepContext
 
 
 def _closure(fetches: Sequence[Tensor], targets: Sequence[Operation]) -> set[Operation]:

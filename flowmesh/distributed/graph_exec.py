@@ -26,11 +26,11 @@ from typing import Any
 from flowmesh.core.device_spec import DeviceSpec
 from flowmesh.core.graph import Graph, Operation, Tensor
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.kernels.kernel_cache import KernelCache
+from flowmesh.kernels.step import StepContext
 from flowmesh.runtime.device import DeviceSet
 from flowmesh.runtime.partition import ControlToken, EdgeKey, OpItem, Partition, RecvItem, SendItem
 from flowmesh.runtime.partition_runner import PartitionRunner, RemoteSends
-from flowmesh.runtime.plan import KernelCache
-from flowmesh.runtime.step import StepContext
 
 
 def task_of(device_name: str) -> str:

@@ -30,11 +30,11 @@ from flowmesh.errors import (
     OpError,
     UnavailableError,
 )
+from flowmesh.kernels.kernel_cache import KernelCache
+from flowmesh.kernels.step import StepContext
 from flowmesh.runtime import host_memory
 from flowmesh.runtime.device import DeviceSet, local_devices
 from flowmesh.runtime.partition import Partition
-from flowmesh.runtime.plan import KernelCache
-from flowmesh.runtime.step import StepContext
 
 log = logging.getLogger("flowmesh.distributed")
 

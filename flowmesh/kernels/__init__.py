@@ -9,7 +9,6 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     candidate_sampling_ops,
     cast_ops,
     clip_ops,
-    collective_ops,
     cond,
     conditional_accumulator,
     control_flow_ops,

@@ -2,7 +2,7 @@
 
 A function graph is compiled once, when the control-flow op's kernel is created, into a
 :class:`~flowmesh.runtime.executor.Program` with the session's own machinery
-(``runtime.plan.prune`` + ``lower_partition``): every op of the function runs on the
+(``KernelCache.compile_function``: the runtime's prune + ``lower_partition``): every op of the function runs on the
 control-flow op's device, and its kernels come from the session's kernel cache, so
 stateful kernels (random generators, variable handles) keep their state across steps.
 
@@ -20,6 +20,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.graph import Tensor
 from flowmesh.errors import OpError
 from flowmesh.kernels.convert import TORCH_DTYPES
+from flowmesh.kernels.kernel_cache import KernelCache
 from flowmesh.kernels.registry import KernelContext
 
 
@@ -37,15 +38,8 @@ class FunctionProgram:
 
     def __init__(self, ctx: KernelContext, graph: Any, outputs: Sequence[Tensor | None], label: str,
                  dummy_dtypes: Sequence[dtypes.DType] | None = None):
-        from flowmesh.runtime.partition import OpItem, Partition
-        from flowmesh.runtime.partition_runner import lower_partition
-        from flowmesh.runtime.plan import prune
-
         fetches = [t for t in outputs if t is not None]
-        feeds = list(graph.inputs)
-        ops = prune(fetches, [], feeds)
-        part = Partition(ctx.device, [OpItem(op) for op in ops], feeds, fetches)
-        self._program = lower_partition(part, session_kernels(ctx))
+        self._program = session_kernels(ctx).compile_function(ctx.device, fetches, list(graph.inputs))
         self._program.name = ctx.device.name  # traces (RunMetadata) group inner nodes by device
         self._label = label
         self._op = ctx.op
@@ -66,8 +60,6 @@ class FunctionProgram:
 
 def session_kernels(ctx: KernelContext) -> Any:
     """The session's kernel cache (a private one when the session state has none)."""
-    from flowmesh.runtime.plan import KernelCache
-
     cache = getattr(ctx.session_state, "kernels", None)
     if isinstance(cache, KernelCache):
         return cache

@@ -21,7 +21,7 @@ from flowmesh.core import dtypes
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.convert import to_torch, torch_dtype
 from flowmesh.kernels.registry import KernelContext, kernel
-from flowmesh.runtime.resources import VariableState
+from flowmesh.kernels.resources import VariableState
 
 
 def scalar_string(value: Any) -> str:

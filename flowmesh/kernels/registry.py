@@ -13,7 +13,7 @@ attrs and choosing code paths therefore happens once, not per step::
 
 The returned function takes the op's input values and returns the output value (one
 output), a tuple (several outputs) or ``None`` (no outputs). Kernels registered with
-``needs_step=True`` receive the running :class:`~flowmesh.runtime.step.StepContext`
+``needs_step=True`` receive the running :class:`~flowmesh.kernels.step.StepContext`
 as their first argument. Kernels must never modify their inputs in place, except state
 kernels updating a variable's own storage.
 """
@@ -30,13 +30,13 @@ if TYPE_CHECKING:
     import torch
 
     from flowmesh.core.graph import Operation
-    from flowmesh.runtime.device import Device
 
 
 class KernelContext:
     """What a kernel factory may look at: the op, its device and session-level state."""
 
-    def __init__(self, op: Operation, device: Device, session_state: Any = None):
+    def __init__(self, op: Operation, device: Any, session_state: Any = None):
+        """``device`` is the runtime's ``Device`` (name, ``torch_device``, ``resources``)."""
         self.op = op
         self.device = device
         self.session_state = session_state

@@ -17,7 +17,7 @@ from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.convert import torch_dtype
 from flowmesh.kernels.gather_ops import gather_rows
 from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
-from flowmesh.runtime.resources import VariableState
+from flowmesh.kernels.resources import VariableState
 
 
 @kernel("VarHandleOp")

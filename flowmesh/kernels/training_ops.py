@@ -31,8 +31,8 @@ import torch
 
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.resources import VariableState
 from flowmesh.ops.training_ops import SIGNATURES
-from flowmesh.runtime.resources import VariableState
 
 MathFn = Callable[[list[Any], Any, list[float], dict[str, bool]], None]
 _STATE_NAMES = ("var", "accum", "accum_update", "m", "v", "ms", "mom", "mg", "linear")

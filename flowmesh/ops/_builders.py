@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from flowmesh.core import dtypes
+from flowmesh.core import dtypes, op_hooks
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Operation, Tensor, graph_of
-from flowmesh.core.indexed_slices import register_indexed_slices_op
 from flowmesh.core.shapes import TensorShape, broadcast_shapes, unknown_shape
 
 Spec = tuple[dtypes.DType, TensorShape]
@@ -185,4 +184,4 @@ def shape_from_tensor(tensor: Tensor) -> TensorShape:
     return unknown_shape()
 
 
-register_indexed_slices_op("shape_from_tensor", shape_from_tensor)
+op_hooks.register("shape_from_tensor", shape_from_tensor)

@@ -17,9 +17,8 @@ on a loss computed inside a branch.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from flowmesh.core import dtypes
@@ -32,70 +31,12 @@ from flowmesh.core.function import (
     register_function_graph_class,
     value_spec,
 )
-from flowmesh.core.graph import Graph, Operation, Tensor, get_default_graph, graph_of, name_scope
+from flowmesh.core.graph import Operation, Tensor, get_default_graph, graph_of, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import unknown_shape
 from flowmesh.ops import _structure as nest
+from flowmesh.ops.function_call import create_function_op, function_op_shape, function_output, unify_captures
 from flowmesh.ops.gradients_impl import gradients
-
-
-def _function_op_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
-    return list(zip(attrs["Tout"], attrs["output_shapes"]))
-
-
-# --- building function ops (shared with while_loop) ---------------------------------------
-def unify_captures(functions: Sequence[FuncGraph]) -> list[Tensor]:
-    """Gives every function the same captured inputs (the union, in first-seen order)."""
-    externals: list[Tensor] = []
-    seen: set[Tensor] = set()
-    for fn in functions:
-        for tensor in fn.external_captures:
-            if tensor not in seen:
-                seen.add(tensor)
-                externals.append(tensor)
-    for fn in functions:
-        fn.use_captures(externals)
-    return externals
-
-
-def create_function_op(graph: Graph, op_type: str, inputs: Sequence[Tensor],
-                       functions: Sequence[FuncGraph], attrs: dict[str, Any], name: str,
-                       colocate_with: Operation | None = None) -> Operation:
-    """Creates an If/While op in ``graph``; control captures become control inputs."""
-    controls: list[Operation] = []
-    for fn in functions:
-        controls.extend(c for c in fn.control_captures if c not in controls)
-    colocation = graph.colocate_with(colocate_with) if (
-        colocate_with is not None and colocate_with.graph is graph) else contextlib.nullcontext()
-    with graph.as_default(), colocation, graph.control_dependencies(controls):
-        op = graph.create_op(op_type, list(inputs), attrs, name=name)
-    for fn in functions:
-        fn.seal()
-    return op
-
-
-def function_output(graph: FuncGraph, value: Any, what: str, pred: Tensor | None = None) -> Tensor:
-    """Converts one returned leaf to a tensor of ``graph`` (captured if it is outer).
-
-    An Operation becomes a control dependency of ``identity(pred)`` (TensorFlow 1.x
-    returns the predicate for branches that return ops).
-
-    Raises:
-        ValueError: for ``None``.
-    """
-    if value is None:
-        raise ValueError(f"{what} returned None; it must return tensors (or ops).")
-    if isinstance(value, Operation):
-        if pred is None:
-            raise TypeError(f"{what} returned the Operation {value.name}; return a Tensor.")
-        from flowmesh.ops.array_ops import identity
-
-        with graph.control_dependencies([value]):
-            return identity(graph.capture(pred) if pred.graph is not graph else pred)
-    tensor = convert_to_tensor(value)
-    if tensor.graph is not graph:
-        tensor = graph.capture(tensor)
-    return tensor
 
 
 # --- the If op -----------------------------------------------------------------------------
@@ -130,7 +71,7 @@ def _if_grad(op: Operation, *grads: Any) -> list[Any]:
     return result
 
 
-register_op("If", _function_op_shape, grad=_if_grad)
+register_op("If", function_op_shape, grad=_if_grad)
 
 
 def _bound_branch(op: Operation, attr: str) -> FuncGraph:
@@ -420,7 +361,7 @@ def _checked_default(action: Callable[[], Any], pred: Tensor, preds: list[Tensor
 def _with_control(result: Any) -> Any:
     """Re-creates returned tensors under the active control dependencies."""
     from flowmesh.ops.array_ops import identity
-    from flowmesh.ops.control_flow_ops import group
+    from flowmesh.ops.control_flow_ops import group  # (control_flow_ops does not import cond)
 
     def wrap(value: Any) -> Any:
         if isinstance(value, Operation):

@@ -86,9 +86,8 @@ def with_dependencies(dependencies: Sequence[Any], output_tensor: Any, name: str
             return identity(output_tensor, name=scope)
 
 
-# Conditionals, loops and run-time checks live in their own modules (re-exported here).
-from flowmesh.ops.cond import case, cond  # noqa: E402, F401
+# Run-time checks live in logging_ops.py (re-exported here); tf.cond/case are in cond.py and
+# tf.while_loop in while_loop.py, which build on this module.
 from flowmesh.ops.logging_ops import Assert, Print  # noqa: E402, F401
-from flowmesh.ops.while_loop import while_loop  # noqa: E402, F401
 
 

@@ -18,8 +18,9 @@ from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, get_default_graph, name_scope
 from flowmesh.core.shapes import TensorShape
 from flowmesh.ops import _structure as nest
+from flowmesh.ops.while_accumulators import accumulator_stack
 from flowmesh.ops.while_grad import while_accumulator
-from flowmesh.ops.while_loop import accumulator_stack, while_loop
+from flowmesh.ops.while_loop import while_loop
 
 
 class _Elems:

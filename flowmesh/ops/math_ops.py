@@ -18,10 +18,10 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from flowmesh.core import dtypes
+from flowmesh.core import dtypes, op_hooks
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
-from flowmesh.core.indexed_slices import IndexedSlices, register_indexed_slices_op
+from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
@@ -165,7 +165,7 @@ def _bool_out(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 
 # --- unary ops (gradients as in TensorFlow's math_grad.py) ---------------------------------
 negative = _unary("Neg", "Neg", lambda op, g: [negative(g)])
-register_indexed_slices_op("negative", negative)
+op_hooks.register("negative", negative)
 _real_abs = _unary("Abs", "Abs", lambda op, g: [g * sign(_x(op))], REAL_NUMERIC)
 
 

@@ -460,28 +460,10 @@ def _accepts_partition_info(fn: Callable[..., Any]) -> bool:
     return "partition_info" in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
 
 
-def create_partitioned_variables(shape: Any, slicing: list[int], initializer: Any, dtype: Any = dtypes.float32,
-                                 trainable: bool = True, collections: Any = None, name: str | None = None,
-                                 reuse: Any = None) -> list[Any]:
-    """The parts of a new partitioned variable (``tf.create_partitioned_variables``).
-
-    Returns:
-        The list of part variables.
-    """
-    from flowmesh.ops.variable_scope import get_variable, variable_scope
-
-    with variable_scope(name, "PartitionedVariable", reuse=reuse):
-        variable = get_variable("part", shape=shape, dtype=dtype, initializer=initializer,
-                                trainable=trainable, collections=collections,
-                                partitioner=lambda **unused: list(slicing))
-    return variable._get_variable_list()
-
-
 __all__ = [
     "PartitionInfo",
     "PartitionedVariable",
     "SaveSliceInfo",
-    "create_partitioned_variables",
     "fixed_size_partitioner",
     "get_partitioned_variable",
     "min_max_variable_partitioner",

@@ -16,6 +16,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.graph import Graph, GraphKeys, get_default_graph
 from flowmesh.core.shapes import TensorShape, as_shape
 from flowmesh.ops import init_ops
+from flowmesh.ops.partitioned_variables import get_partitioned_variable
 from flowmesh.ops.variables import Variable
 
 
@@ -151,8 +152,6 @@ class _VariableStore:
         dtype = dtypes.as_dtype(dtype)
         shape = as_shape(shape) if shape is not None else None
         if partitioner is not None and shape is not None and shape.rank:
-            from flowmesh.ops.partitioned_variables import get_partitioned_variable
-
             return get_partitioned_variable(self, name, shape, dtype, initializer, regularizer,
                                             reuse, trainable, collections, partitioner,
                                             validate_shape, constraint)
@@ -395,3 +394,18 @@ def variable_op_scope(values: Any, name_or_scope: Any, default_name: str | None 
 
 def no_regularizer(_: Any) -> None:
     return None
+
+
+def create_partitioned_variables(shape: Any, slicing: list[int], initializer: Any, dtype: Any = dtypes.float32,
+                                 trainable: bool = True, collections: Any = None, name: str | None = None,
+                                 reuse: Any = None) -> list[Any]:
+    """The parts of a new partitioned variable (``tf.create_partitioned_variables``).
+
+    Returns:
+        The list of part variables.
+    """
+    with variable_scope(name, "PartitionedVariable", reuse=reuse):
+        variable = get_variable("part", shape=shape, dtype=dtype, initializer=initializer,
+                                trainable=trainable, collections=collections,
+                                partitioner=lambda **unused: list(slicing))
+    return variable._get_variable_list()

@@ -149,9 +149,9 @@ class Variable(metaclass=VariableMeta):
 
     def initialized_value(self) -> Tensor:
         """The value after initialization (runs the initializer first if needed)."""
-        from flowmesh.ops import control_flow_ops
+        from flowmesh.ops.cond import cond
 
-        return control_flow_ops.cond(
+        return cond(
             self.is_variable_initialized(), self.read_value, lambda: self._initial_value)
 
     def is_variable_initialized(self) -> Tensor:

@@ -39,8 +39,9 @@ from flowmesh.core.graph import Graph, Operation, Tensor, get_default_graph
 from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.shapes import TensorShape, unknown_shape
 from flowmesh.ops import math_ops
-from flowmesh.ops.cond import create_function_op, unify_captures
+from flowmesh.ops.function_call import create_function_op, unify_captures
 from flowmesh.ops.gradients_impl import gradients
+from flowmesh.ops.while_accumulators import accumulator_concat, accumulator_get_item
 
 
 def while_grad(op: Operation, *grads: Any) -> list[Any]:
@@ -99,7 +100,6 @@ def _sparse_gradient(grad_op: Operation, values: Tensor, indices: Tensor,
     from flowmesh.ops import array_ops
     from flowmesh.ops.constant_op import constant
     from flowmesh.ops.resource_variable_ops import variable_shape
-    from flowmesh.ops.while_loop import accumulator_concat
 
     if forward_input.dtype == dtypes.resource:
         dense_shape = variable_shape(forward_input, out_type=indices.dtype)
@@ -188,8 +188,6 @@ class _WhileGradBody(FuncGraph):
         self.sparse_parts: list[tuple[Tensor | None, Tensor | None]] = []
 
     def _capture_forward(self, tensor: Tensor) -> Tensor:
-        from flowmesh.ops.while_loop import accumulator_get_item
-
         op, body = self.forward_op, self.forward
         n = op.attrs["num_loop_vars"]
         for j, placeholder in enumerate(body.captured_inputs):

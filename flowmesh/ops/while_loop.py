@@ -27,85 +27,20 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.function import FuncGraph, shape_is_at_least_as_specific
-from flowmesh.core.graph import Operation, Tensor, graph_of, name_scope
+from flowmesh.core.graph import Tensor, graph_of, name_scope
 from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, as_shape
 from flowmesh.ops import _structure as nest
-from flowmesh.ops._builders import make_tensor
-from flowmesh.ops.cond import create_function_op, function_output, unify_captures
+from flowmesh.ops.function_call import create_function_op, function_output, unify_captures
+from flowmesh.ops.while_grad import while_grad
 
 
 def _while_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
     return list(zip(attrs["Tout"], attrs["output_shapes"]))
 
 
-def _while_grad(op: Operation, *grads: Any) -> list[Any]:
-    from flowmesh.ops.while_grad import while_grad
-
-    return while_grad(op, *grads)
-
-
-register_op("While", _while_shape, grad=_while_grad)
-
-
-# --- accumulators ----------------------------------------------------------------------------
-def _get_item_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
-    return [(attrs["element_dtype"], as_shape(attrs["element_shape"]))]
-
-
-def _get_item_grad(op: Operation, grad: Any) -> list[Any]:
-    raise LookupError(
-        f"No gradient for '{op.name}' ({op.type}): second-order gradients through "
-        "tf.while_loop are not supported. Compute the first-order gradient outside the loop "
-        "or unroll the loop in Python."
-    )
-
-
-register_op("AccumulatorGetItem", _get_item_shape, grad=_get_item_grad)
-
-
-def accumulator_get_item(accumulator: Tensor, index: Tensor, element_dtype: dtypes.DType,
-                         element_shape: TensorShape, name: str | None = None) -> Tensor:
-    """Item ``index`` of an accumulator (the per-iteration values of a loop tensor)."""
-    attrs = {"element_dtype": element_dtype, "element_shape": element_shape}
-    return make_tensor("AccumulatorGetItem", [accumulator, index], attrs,
-                       name=name or "AccumulatorGetItem")
-
-
-def _stack_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
-    return [(attrs["element_dtype"], TensorShape([None]).concatenate(as_shape(attrs["element_shape"])))]
-
-
-register_op("AccumulatorStack", _stack_shape, grad=lambda op, grad: [grad])
-
-
-def accumulator_stack(accumulator: Tensor, element_dtype: dtypes.DType, element_shape: TensorShape,
-                      name: str | None = None) -> Tensor:
-    """Stacks an accumulator into one ``[iterations, *element_shape]`` tensor.
-
-    Its gradient (a dense ``[iterations, ...]`` tensor) flows back into the ``While``
-    that produced the accumulator (see ``while_grad``). With zero iterations the element
-    shape must be fully defined.
-    """
-    attrs = {"element_dtype": element_dtype, "element_shape": element_shape}
-    return make_tensor("AccumulatorStack", [accumulator], attrs, name=name or "AccumulatorStack")
-
-
-def _concat_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
-    return [(attrs["element_dtype"], as_shape(attrs["element_shape"]))]
-
-
-register_op("AccumulatorConcat", _concat_shape, grad=_get_item_grad)
-
-
-def accumulator_concat(accumulator: Tensor, row_shape: Tensor, element_dtype: dtypes.DType,
-                       shape: TensorShape, name: str | None = None) -> Tensor:
-    """Concatenates an accumulator's items along axis 0; ``row_shape`` (the trailing
-    dimensions) shapes the empty result of a loop that ran zero times."""
-    attrs = {"element_dtype": element_dtype, "element_shape": shape}
-    return make_tensor("AccumulatorConcat", [accumulator, row_shape], attrs,
-                       name=name or "AccumulatorConcat")
+register_op("While", _while_shape, grad=while_grad)
 
 
 # --- tf.while_loop ---------------------------------------------------------------------------

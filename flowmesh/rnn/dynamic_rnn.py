@@ -23,8 +23,9 @@ from flowmesh.core.shapes import TensorShape
 from flowmesh.ops import _structure as nest
 from flowmesh.ops import array_ops, gather_ops, manip_ops
 from flowmesh.ops import variable_scope as vs
+from flowmesh.ops.while_accumulators import accumulator_stack
 from flowmesh.ops.while_grad import while_accumulator
-from flowmesh.ops.while_loop import accumulator_stack, while_loop
+from flowmesh.ops.while_loop import while_loop
 from flowmesh.rnn._common import (
     batch_size_of,
     check_cell,

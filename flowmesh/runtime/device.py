@@ -33,7 +33,7 @@ import torch
 from flowmesh import config as _config
 from flowmesh.core.device_spec import DeviceSpec
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.runtime.resources import ResourceStore
+from flowmesh.kernels.resources import ResourceStore
 
 _incarnations = itertools.count(0x5EED0001)
 _thread_settings = threading.local()

@@ -11,18 +11,18 @@ the distributed master's plans (``distributed/master_session.py``).
 from __future__ import annotations
 
 import heapq
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowmesh.core.graph import Operation, Tensor
 from flowmesh.errors import OpError
-from flowmesh.kernels.registry import KernelContext, get_kernel
+from flowmesh.kernels.kernel_cache import KernelCache, register_function_compiler
+from flowmesh.kernels.step import StepContext
 from flowmesh.runtime import placer
 from flowmesh.runtime.device import Device, DeviceSet
-from flowmesh.runtime.partition import Partition, partition
-from flowmesh.runtime.partition_runner import PartitionRunner
-from flowmesh.runtime.step import StepContext
+from flowmesh.runtime.executor import Program
+from flowmesh.runtime.partition import OpItem, Partition, partition
+from flowmesh.runtime.partition_runner import PartitionRunner, lower_partition
 
 
 def prune(fetches: Sequence[Tensor], targets: Sequence[Operation], feeds: Sequence[Tensor]) -> list[Operation]:
@@ -82,29 +82,6 @@ def _topological_order(ops: set[Operation], fed: set[Tensor]) -> list[Operation]
 
 def _priority(op: Operation) -> int:
     return 0 if op.attrs.get("_schedule_early") else 1
-
-
-class KernelCache:
-    """Kernel instances of a session, one per (op, device): stateful kernels (random
-    generators, variable handles) keep their state across plans and steps."""
-
-    def __init__(self, session_state: Any = None):
-        # Keyed by output count too: If/While ops gain outputs when their gradient is built,
-        # and plans compiled earlier keep the kernel instance of the old arity.
-        self._kernels: dict[tuple[Operation, str, int], tuple[Callable[..., Any], bool]] = {}
-        self._lock = threading.Lock()
-        self.session_state = session_state
-
-    def get(self, op: Operation, device: Device) -> tuple[Callable[..., Any], bool]:
-        key = (op, device.name, len(op.outputs))
-        found = self._kernels.get(key)
-        if found is None:
-            kernel_def = get_kernel(op.type)
-            fn = kernel_def.factory(KernelContext(op, device, self.session_state))
-            found = (fn, kernel_def.needs_step)
-            with self._lock:
-                found = self._kernels.setdefault(key, found)
-        return found
 
 
 class StepPlan:
@@ -181,3 +158,14 @@ def gather_fetches(sources: Sequence[FetchSource], feed_values: Sequence[Any],
         else:
             out.append(results[where[0]][where[1]])
     return out
+
+
+def compile_function(kernels: KernelCache, device: Device, fetches: Sequence[Tensor],
+                     feeds: Sequence[Tensor]) -> Program:
+    """A function graph (``If`` branch, ``While`` body) as one program on ``device``."""
+    ops = prune(fetches, [], feeds)
+    return lower_partition(Partition(device, [OpItem(op) for op in ops], list(feeds), list(fetches)),
+                           kernels)
+
+
+register_function_compiler(compile_function)

@@ -22,13 +22,14 @@ from flowmesh.core.graph import Graph, Operation, Tensor, get_default_graph
 from flowmesh.core.shapes import format_dims
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.convert import to_numpy
+from flowmesh.kernels.kernel_cache import KernelCache
+from flowmesh.kernels.step import StepContext
 from flowmesh.runtime import host_memory, placer
 from flowmesh.runtime.device import DeviceSet, local_devices
 from flowmesh.runtime.options import ConfigProto, RunMetadata, RunOptions
 from flowmesh.runtime.partition import partition_graph_def
-from flowmesh.runtime.plan import KernelCache, StepPlan
+from flowmesh.runtime.plan import StepPlan
 from flowmesh.runtime.run_cache import RunCache, fits
-from flowmesh.runtime.step import StepContext
 from flowmesh.runtime.timeline import step_stats_from_trace
 
 

@@ -66,7 +66,7 @@ from flowmesh.train.learning_rate_decay import (
     piecewise_constant,
     polynomial_decay,
 )
-from flowmesh.train.meta_graph import export_meta_graph, import_meta_graph
+from flowmesh.train.meta_graph import export_meta_graph
 from flowmesh.train.momentum import MomentumOptimizer
 from flowmesh.train.monitored_session import (
     MonitoredSession,
@@ -78,7 +78,7 @@ from flowmesh.train.optimizer import Optimizer
 from flowmesh.train.proximal import ProximalAdagradOptimizer, ProximalGradientDescentOptimizer
 from flowmesh.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from flowmesh.train.rmsprop import RMSPropOptimizer
-from flowmesh.train.saver import Saver, SaverDef
+from flowmesh.train.saver import Saver, SaverDef, import_meta_graph
 from flowmesh.train.scaffold import (
     ChiefSessionCreator,
     Scaffold,

@@ -1,7 +1,8 @@
 """Meta graphs: the graph, the Saver's names and the collections, in one ``.meta`` file.
 
 ``Saver.save`` writes ``PREFIX.meta`` next to each checkpoint; ``tf.train.import_meta_graph``
-reads it back into a graph and returns a ``Saver`` that restores the checkpoint::
+(``train/saver.py``) reads it back into a graph and returns a ``Saver`` that restores the
+checkpoint::
 
     saver = tf.train.import_meta_graph("/ckpt/model.ckpt-100.meta")
     with tf.Session() as sess:
@@ -137,9 +138,10 @@ def _parse_meta(data: bytes, where: str) -> Any:
     return _parse_meta(payload, where) if payload is not None else proto
 
 
-def import_meta_graph(meta_graph_or_file: Any, clear_devices: bool = False,
-                      import_scope: str | None = None, **kwargs: Any) -> Any:
-    """Adds a saved meta graph to the default graph; returns its ``Saver`` (or None).
+def import_graph(meta_graph_or_file: Any, clear_devices: bool = False,
+                 import_scope: str | None = None) -> dict[str, Any] | None:
+    """Adds a saved meta graph to the default graph; returns its ``SaverDef`` dict (or None;
+    ``saver.import_meta_graph`` builds the ``Saver``).
 
     Args:
         meta_graph_or_file: a ``.meta`` path (flowmesh's or TensorFlow's), a
@@ -174,11 +176,7 @@ def import_meta_graph(meta_graph_or_file: Any, clear_devices: bool = False,
     for key, items in meta.get("collections", {}).items():
         for item in items:
             _restore_collection_item(graph, key, item)
-    if meta.get("saver_def") is None:
-        return None
-    from flowmesh.train.saver import Saver, SaverDef
-
-    return Saver(saver_def=SaverDef.from_dict(meta["saver_def"]))
+    return meta.get("saver_def")
 
 
 def _restore_collection_item(graph: Graph, key: str, item: dict[str, str]) -> None:

@@ -102,7 +102,8 @@ def flowmesh_payload(meta: MetaGraphDef) -> bytes | None:
 
 
 def import_tensorflow(meta: MetaGraphDef, graph: Graph, clear_devices: bool, import_scope: str | None) -> Any:
-    """Imports a TensorFlow-written meta graph into ``graph``; returns its Saver (or None)."""
+    """Imports a TensorFlow-written meta graph into ``graph``; returns its ``SaverDef`` as a
+    dict (or None)."""
     from flowmesh.core.importer import import_graph_def
 
     graph_def = meta.graph_def
@@ -120,11 +121,9 @@ def import_tensorflow(meta: MetaGraphDef, graph: Graph, clear_devices: bool, imp
                 graph.add_to_collection(key, item)
     if not meta.HasField("saver_def") or not meta.saver_def.restore_op_name:
         return None
-    from flowmesh.train.saver import Saver
-    from flowmesh.train.saver import SaverDef as FlowmeshSaverDef
-
-    proto = meta.saver_def
-    return Saver(saver_def=FlowmeshSaverDef(
-        filename_tensor_name=prefix + proto.filename_tensor_name, save_tensor_name=prefix + proto.save_tensor_name,
-        restore_op_name=prefix + proto.restore_op_name, max_to_keep=proto.max_to_keep, sharded=proto.sharded,
-        keep_checkpoint_every_n_hours=proto.keep_checkpoint_every_n_hours or 10000.0))
+    proto = meta.saver_def  # as a flowmesh SaverDef dict (train/saver.py builds the Saver)
+    return {"filename_tensor_name": prefix + proto.filename_tensor_name,
+            "save_tensor_name": prefix + proto.save_tensor_name,
+            "restore_op_name": prefix + proto.restore_op_name, "max_to_keep": proto.max_to_keep,
+            "sharded": proto.sharded,
+            "keep_checkpoint_every_n_hours": proto.keep_checkpoint_every_n_hours or 10000.0}

@@ -46,7 +46,7 @@ from flowmesh.checkpoint.state import (
 )
 from flowmesh.core.graph import GraphKeys, get_default_graph
 from flowmesh.errors import InvalidArgumentError, NotFoundError, OpError
-from flowmesh.train import saver_builder
+from flowmesh.train import meta_graph, saver_builder
 from flowmesh.train.training_util import global_step as _read_global_step
 
 logger = logging.getLogger("flowmesh.train")
@@ -324,11 +324,19 @@ class Saver:
                           graph: Any = None) -> Any:
         """Writes the graph, this saver's ``SaverDef`` and the collections to ``filename``
         as a ``MetaGraphDef`` (returned) that TensorFlow and flowmesh both import."""
-        from flowmesh.train.meta_graph import export_meta_graph
+        return meta_graph.export_meta_graph(filename, graph=graph, saver_def=self.saver_def,
+                                            collection_list=collection_list,
+                                            clear_devices=clear_devices, as_text=as_text)
 
-        return export_meta_graph(filename, graph=graph, saver_def=self.saver_def,
-                                 collection_list=collection_list, clear_devices=clear_devices,
-                                 as_text=as_text)
+
+def import_meta_graph(meta_graph_or_file: Any, clear_devices: bool = False,
+                      import_scope: str | None = None, **kwargs: Any) -> Saver | None:
+    """``tf.train.import_meta_graph``: adds a saved meta graph (a ``.meta`` path or an
+    :func:`~flowmesh.train.meta_graph.export_meta_graph` dict) to the default graph and
+    returns the ``Saver`` it was saved with (None when it had none). See
+    :func:`flowmesh.train.meta_graph.import_graph` for the arguments and errors."""
+    saver_def = meta_graph.import_graph(meta_graph_or_file, clear_devices, import_scope)
+    return None if saver_def is None else Saver(saver_def=SaverDef.from_dict(saver_def))
 
 
 def _wrap_restore_error(err: OpError, cause: str) -> OpError:

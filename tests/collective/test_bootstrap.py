@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from flowmesh.collective.bootstrap import WorldInfo, resolve, split_address
+from flowmesh.collective.bootstrap import resolve
+from flowmesh.collective.world import WorldInfo, split_address
 
 RUN_VARS = ("FLOWMESH_RANK", "FLOWMESH_SIZE", "FLOWMESH_LOCAL_RANK", "FLOWMESH_LOCAL_SIZE",
             "FLOWMESH_RENDEZVOUS", "TF_CONFIG")

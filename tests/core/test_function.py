@@ -9,7 +9,7 @@ import flowmesh as tf
 from flowmesh.core import serialize
 from flowmesh.core.function import FuncGraph, resolve_captured, variable_spec
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops.cond import unify_captures
+from flowmesh.ops.function_call import unify_captures
 
 
 def test_capture_creates_one_placeholder_per_outer_tensor():

@@ -22,8 +22,8 @@ from typing import Any
 from flowmesh import config as _config
 from flowmesh.collective.backends.base import CommunicationError
 from flowmesh.collective.backends.torch_dist import connect_store
-from flowmesh.collective.bootstrap import WorldInfo, split_address
 from flowmesh.collective.elastic import protocol as proto
+from flowmesh.collective.world import WorldInfo, split_address
 from flowmesh.errors import DeadlineExceededError, UnavailableError
 
 SOURCE = "flowmesh run (elastic)"

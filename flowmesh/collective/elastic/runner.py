@@ -26,12 +26,9 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import torch
-
 from flowmesh.collective import context
 from flowmesh.collective.elastic import rendezvous
 from flowmesh.collective.elastic.state import HostsUpdatedInterrupt, State
-from flowmesh.collective.request import Request
 from flowmesh.errors import OpError
 
 T = TypeVar("T")
@@ -119,21 +116,6 @@ def reset(reason: str) -> None:
     reset_log.events.append({"reason": reason, "old": (old.rank, old.size),
                              "new": (info.rank, info.size), "round": member.round,
                              "seconds": seconds, "began": began, "formed": time.time()})
-
-
-def join_pending() -> bool:
-    """Whether new ranks wait to join; every rank gets rank 0's answer (one tiny broadcast
-    per commit). Always False outside an elastic job."""
-    if not rendezvous.is_elastic():
-        return False
-    engine = context.world_engine()
-    flag = engine.rank == 0 and rendezvous.member().join_requested()
-    if engine.size == 1:
-        return flag
-    request = Request("broadcast", "elastic/commit", "elastic_commit_check",
-                      [torch.tensor([int(flag)], dtype=torch.int32)], root=0)
-    (answer,) = engine.run(request)
-    return bool(int(answer[0]))
 
 
 def _first_line(text: str) -> str:

@@ -23,7 +23,11 @@ import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from flowmesh.collective.elastic import codec
+import torch
+
+from flowmesh.collective import context
+from flowmesh.collective.elastic import codec, rendezvous
+from flowmesh.collective.request import Request
 
 
 class HostsUpdatedInterrupt(RuntimeError):  # noqa: N818 - Horovod's name
@@ -71,8 +75,6 @@ class State(abc.ABC):
     def check_host_updates(self) -> None:
         """Raises :class:`HostsUpdatedInterrupt` when ranks wait to join (all ranks agree:
         rank 0 asks the launcher and broadcasts the answer)."""
-        from flowmesh.collective.elastic.runner import join_pending
-
         if join_pending():
             raise HostsUpdatedInterrupt()
 
@@ -124,3 +126,18 @@ class ObjectState(State):
     def __repr__(self) -> str:
         values = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._names)
         return f"{type(self).__name__}({values})"
+
+
+def join_pending() -> bool:
+    """Whether new ranks wait to join; every rank gets rank 0's answer (one tiny broadcast
+    per commit). Always False outside an elastic job."""
+    if not rendezvous.is_elastic():
+        return False
+    engine = context.world_engine()
+    flag = engine.rank == 0 and rendezvous.member().join_requested()
+    if engine.size == 1:
+        return flag
+    request = Request("broadcast", "elastic/commit", "elastic_commit_check",
+                      [torch.tensor([int(flag)], dtype=torch.int32)], root=0)
+    (answer,) = engine.run(request)
+    return bool(int(answer[0]))

@@ -28,7 +28,7 @@ from flowmesh.collective.request import Donation, Handle, Request
 from flowmesh.collective.timeline import TraceLane
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.registry import KernelContext, kernel
-from flowmesh.runtime.step import StepContext
+from flowmesh.kernels.step import StepContext
 
 DONATING_KINDS = ("allreduce", "broadcast")  # kinds the engine can run in place
 
