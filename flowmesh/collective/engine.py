@@ -17,6 +17,11 @@ the stalled ranks; a dead or silent peer makes the communicator fail within the 
 timeout, and the report names the missing ranks and their heartbeat status. After a
 stall or a communication failure the engine is broken: every later request fails with
 the same error (the ranks can no longer be trusted to be in step).
+
+The engine negotiates and runs cycles; two parts decide around it: the speculation
+policy (``speculation_policy.py``: when every rank guesses the next single all-reduce) and
+the stream manager (``stream_manager.py``: which keys moved to channels of their own, and
+their requests in flight).
 """
 
 from __future__ import annotations
@@ -33,15 +38,15 @@ from flowmesh.collective.backends.base import CommunicationError, Communicator
 from flowmesh.collective.execute import INLINE_BUDGET, Executor, Job, inline_payload
 from flowmesh.collective.fusion import BufferPool, fusion_threshold_bytes
 from flowmesh.collective.negotiation import (
-    Descriptor,
     Message,
     Table,
     check_agreement,
     stall_report,
 )
 from flowmesh.collective.request import Handle, Request
-from flowmesh.collective.speculation import Guess, can_speculate, run_speculative
-from flowmesh.collective.streams import MAX_STREAMS, STEADY_AFTER, Stream, streamable
+from flowmesh.collective.speculation import run_speculative
+from flowmesh.collective.speculation_policy import SpeculationPolicy
+from flowmesh.collective.stream_manager import StreamManager
 from flowmesh.collective.timeline import Event, open_timeline
 from flowmesh.errors import (
     AbortedError,
@@ -91,22 +96,14 @@ class CollectiveEngine:
         self._new: list[Request] = []
         self._verdicts: list[str] = []
         self._capacity = _MIN_CAPACITY  # bytes per rank of the next control round
-        self._speculation: Guess | None = None  # agreed by every rank, see speculation.py
-        self._last_single: Descriptor | None = None
-        self._streak = 0  # consecutive cycles that ran that same single all-reduce
-        self._streak_needed = 2  # doubles after every wrong guess (a wasted transfer)
-        self._right_guesses = 0  # since the last change of _streak_needed
-        self._streams: dict[str, Stream] = {}  # steady keys, see streams.py
-        self._retired: list[Stream] = []  # stopped streams (channels closed with the engine)
-        self._streaming: dict[int, tuple[Stream, Request]] = {}  # id(handle) -> in flight
-        self._steady: dict[str, tuple[Descriptor, int]] = {}  # key -> last descriptor, count
-        self._steady_needed: dict[str, int] = {}  # doubles for a key whose stream stopped
-        self._channels_left = MAX_STREAMS  # counted in cycles: every rank agrees
-        self._generations: dict[str, int] = {}  # channels opened per key
         self._failure: OpError | None = None
         self._closed = False
         self._busy = False  # a thread is running a cycle (the engine thread or a caller)
         self._cv = threading.Condition()
+        self.speculation = SpeculationPolicy(comm.size)  # speculation_policy.py
+        self.streams = StreamManager(comm, self._cv, self._record_streamed,
+                                     lambda requests: self._requeue(requests, wake=True),
+                                     self._fail_streamed)  # stream_manager.py
         self._timeline = open_timeline(comm.rank)
         self._executor = Executor(comm, BufferPool(), self._record)
         self._thread = threading.Thread(target=self._run, name=f"flowmesh-collective-{label}",
@@ -135,12 +132,12 @@ class CollectiveEngine:
         """
         with self._cv:
             self._check_usable()
-            stream = self._streams.get(request.key)
+            stream = self.streams.active.get(request.key)
             if stream is None:
                 self._new.append(request)
                 self._cv.notify_all()
         if stream is not None:
-            self._start_on(stream, request)
+            self.streams.start(stream, request)
         return request.handle
 
     def run(self, request: Request, timeout: float | None = None,
@@ -153,7 +150,7 @@ class CollectiveEngine:
         """
         with self._cv:
             self._check_usable()
-            streaming = request.key in self._streams
+            streaming = request.key in self.streams.active
             direct = not streaming and timeout is None and self._idle() and not self._new
             if direct:
                 self._busy = True
@@ -171,10 +168,7 @@ class CollectiveEngine:
         """Waits for a submitted request. When the engine thread has not picked up the
         queued requests yet (it is waking up), this thread runs their cycle itself, as
         :meth:`run` does: the hand-off would cost two thread switches for nothing."""
-        with self._cv:
-            streamed = self._streaming.pop(id(handle), None)
-        if streamed is not None:
-            self._finish_on(*streamed)
+        self.streams.finish(handle)
         batch = None
         with self._cv:
             if timeout is None and self._idle() and any(r.handle is handle for r in self._new):
@@ -186,8 +180,9 @@ class CollectiveEngine:
 
     def _idle(self) -> bool:
         """No cycle running and nothing waiting on other ranks (the caller holds ``_cv``):
-        a cycle may run in the calling thread."""
-        return self.comm.name != "local" and not self._busy and not self._pending_count
+        a cycle may run in the calling thread, unless the backend's members may share
+        threads (``Communicator.caller_may_block``)."""
+        return self.comm.caller_may_block and not self._busy and not self._pending_count
 
     def _check_usable(self) -> None:
         if self._failure is not None:
@@ -204,8 +199,7 @@ class CollectiveEngine:
             self._closed = True
             self._cv.notify_all()
         self._thread.join(timeout=1.0)
-        for stream in list(self._streams.values()) + self._retired:
-            stream.close()
+        self.streams.close()
         if self._timeline is not None:
             self._timeline.close()
 
@@ -260,14 +254,15 @@ class CollectiveEngine:
                     return new
 
     def _cycle(self, new: list[Request]) -> bool:
-        if self._streams and new:  # submitted before their key started streaming
-            routed = [r for r in new if r.key in self._streams]
-            new = [r for r in new if r.key not in self._streams]
+        active = self.streams.active
+        if active and new:  # submitted before their key started streaming
+            routed = [r for r in new if r.key in active]
+            new = [r for r in new if r.key not in active]
             for request in routed:
-                self._start_on(self._streams[request.key], request)
+                self.streams.start(active[request.key], request)
             if not new:
                 return True
-        if self._speculation is not None and new:
+        if self.speculation.guess is not None and new:
             return self._speculative_cycle(new)
         start = time.perf_counter()
         for request in new:
@@ -287,8 +282,10 @@ class CollectiveEngine:
         self._capacity = _next_capacity(raws)
         self.stats.cycles += 1
         stalled: list[str] = []
+        sent: list[int] = []  # requests per rank
         for rank, raw in enumerate(raws):
             received = Message.decode(raw)
+            sent.append(len(received.descriptors))
             if rank == 0:
                 stalled = received.stalled
             for i, d in enumerate(received.descriptors):
@@ -304,44 +301,22 @@ class CollectiveEngine:
             self._execute(ready)
         if self.rank == 0 and self._pending_count:
             self._verdicts = self._table.stalled(self.timeout_s)
-        self._update_speculation(ready, raws)
+        self.speculation.observe(ready, len(self._table) == 0, sent,
+                                 lambda key: key in self.streams.active)
         return bool(new or ready)
-
-    def _update_speculation(self, ready: Sequence[Any], raws: list[bytes]) -> None:
-        """Speculate after enough consecutive cycles that each ran the same single, not
-        inline, all-reduce and left nothing pending (every input here is the same on every
-        rank, so every rank decides alike)."""
-        single = None
-        if (self.size > 1 and len(ready) == 1 and len(self._table) == 0
-                and ready[0].key not in self._streams and not ready[0].inline[0]
-                and can_speculate(ready[0].descriptors[0]) and check_agreement(ready[0]) is None
-                and all(len(Message.decode(raw).descriptors) == 1 for raw in raws)):
-            single = ready[0].descriptors[0]
-        self._streak = self._streak + 1 if single is not None and single == self._last_single else 1
-        self._last_single = single
-        if single is not None and self._streak >= self._streak_needed:
-            self._speculation = Guess(single, self.size)
 
     def _speculative_cycle(self, new: list[Request]) -> bool:
         candidate, rest = new[0], new[1:]
-        guess = self._speculation
+        guess = self.speculation.guess
         assert guess is not None
         if run_speculative(self.comm, self._executor.pool, guess, candidate, self._record):
             self.stats.cycles += 1
             self.stats.collectives += 1
             self.stats.speculative += 1
-            self._right_guesses += 1
-            if self._right_guesses >= 2 * self._streak_needed and self._streak_needed > 2:
-                # a long run of right guesses earns back half the backoff: a training loop
-                # with a different collective now and then (evaluation, logging) keeps
-                # speculating instead of backing off for good
-                self._streak_needed //= 2
-                self._right_guesses = 0
+            self.speculation.right()
             self._requeue(rest)
             return True
-        self._speculation = self._last_single = None
-        self._streak, self._streak_needed = 0, min(2 * self._streak_needed, 64)
-        self._right_guesses = 0
+        self.speculation.wrong()
         self._requeue(new)
         return True
 
@@ -365,83 +340,20 @@ class CollectiveEngine:
                 request.handle.fail(InvalidArgumentError(None, None, problem))
                 continue
             jobs.append(Job(request, item.descriptors, item.inline))
-            self._note_steady(item)
+            self.streams.note_steady(item, self._table.has_pending(item.key))
         if jobs:
             self._executor.run(jobs, fusion_threshold_bytes())
             self.stats.collectives += len(jobs)
 
-    # --- streams (steady keys, see streams.py) -------------------------------------------------
-    def _note_steady(self, item: Any) -> None:
-        """Counts a key's consecutive negotiated all-reduces with one descriptor on every
-        rank (the table is the same everywhere, so every rank decides alike, in the same
-        cycle) and opens its stream when the count is reached. Runs before the cycle
-        completes the request, so the key's next request, which its submitter sends only
-        after this one completed, already takes the stream."""
-        key, descriptor = item.key, item.descriptors[0]
-        steady = (self.size > 1 and self._channels_left > 0 and len(set(item.descriptors)) == 1
-                  and streamable(descriptor, any(item.inline))
-                  and not self._table.has_pending(key) and key not in self._streams)
-        if not steady:
-            self._steady.pop(key, None)
-            return
-        last, count = self._steady.get(key, (None, 0))
-        count = count + 1 if last == descriptor else 1
-        self._steady[key] = (descriptor, count)
-        if count < self._steady_needed.get(key, STEADY_AFTER):
-            return
-        generation = self._generations.get(key, 0)  # counted in cycles only: alike everywhere
-        self._generations[key] = generation + 1
-        channel = self.comm.channel(f"{key}#{generation}")
-        if channel is None:  # the backend has no channels: negotiate every collective
-            self._channels_left = 0
-            return
-        self._channels_left -= 1
-        with self._cv:
-            self._streams[key] = Stream(channel, descriptor, self._record_streamed)
-        del self._steady[key]
-
-    def _start_on(self, stream: Stream, request: Request) -> None:
-        with self._cv:
-            self._streaming[id(request.handle)] = (stream, request)
-        try:
-            started, unmatched = stream.start(request)
-        except CommunicationError as exc:
-            self._fail_all(self._communication_error(exc, [request]), [request])
-            return
-        if not started or unmatched is not None:
-            self._stop(stream, [unmatched] if unmatched is not None else [])
-        if not started:
-            with self._cv:
-                self._streaming.pop(id(request.handle), None)
-            self._requeue([request], wake=True)
-
-    def _finish_on(self, stream: Stream, request: Request) -> None:
-        try:
-            unmatched = stream.finish(request)
-        except CommunicationError as exc:
-            self._fail_all(self._communication_error(exc, [request]), [request])
-            return
-        if unmatched is not None:
-            self._stop(stream, [unmatched])
-
-    def _stop(self, stream: Stream, unmatched: list[Request]) -> None:
-        """A rank's request differed from the stream's: every rank stops streaming the key
-        after the same transfer; it is negotiated again (and may stream again later, after
-        twice as many steady cycles)."""
-        key = stream.guess.expected.key
-        with self._cv:
-            if self._streams.get(key) is stream:
-                del self._streams[key]
-                self._retired.append(stream)
-                self._steady_needed[key] = min(2 * self._steady_needed.get(key, STEADY_AFTER), 64)
-        self._requeue(unmatched, wake=True)
-
+    # --- events and failures -----------------------------------------------------------------
     def _record_streamed(self, event: Event, requests: Sequence[Request]) -> None:
         self.stats.collectives += 1
         self.stats.speculative += 1
         self._record(event, requests)
 
-    # --- events and failures -----------------------------------------------------------------
+    def _fail_streamed(self, exc: CommunicationError, requests: list[Request]) -> None:
+        self._fail_all(self._communication_error(exc, requests), requests)
+
     def _record(self, event: Event, requests: Sequence[Request]) -> None:
         self.events.append(event)
         if event.kind != "negotiate":
@@ -487,8 +399,7 @@ class CollectiveEngine:
         with self._cv:
             self._failure = error
             requests = [r for q in self._pending.values() for r in q] + self._new
-            requests += [r for _, r in self._streaming.values()]
-            self._streaming.clear()
+            requests += self.streams.take_in_flight()
             self._pending.clear()
             self._new = []
             self._pending_count = 0

@@ -252,7 +252,7 @@ def check_streams() -> None:
         correct &= bool(torch.equal(out[0], torch.full((3,), float(1 + 2 * i))))
         correct &= bool(torch.equal(out[1], torch.full((100_000,), 1.0)))
     steady = [ev for ev in list(engine.events)[events_before:] if ev.kind == "allreduce"]
-    streamed = "steady2" in engine._streams
+    streamed = "steady2" in engine.streams.active
     changed = [torch.ones(3 + r), torch.ones(100_000)]  # rank 0 still matches, rank 1 does not
     try:
         engine.run(Request("allreduce", "steady2", "steady2", changed, "sum"))
@@ -260,7 +260,7 @@ def check_streams() -> None:
     except tf.errors.OpError as exc:
         error, message = type(exc).__name__, str(exc)
     after = engine.run(Request("allreduce", "steady2", "steady2", [torch.ones(2)], "sum"))[0]
-    report("streams", correct=correct, streamed=streamed, stopped="steady2" not in engine._streams,
+    report("streams", correct=correct, streamed=streamed, stopped="steady2" not in engine.streams.active,
            speculative=sum(ev.speculative for ev in steady), error=error, message=message,
            after=after.tolist())
 
@@ -306,7 +306,7 @@ def check_stalled_rank_on_a_stream() -> None:
     engine = context.world_engine()
     for _ in range(4):
         engine.run(Request("allreduce", "steady3", "steady3", [torch.ones(100_000)], "sum"))
-    streamed = "steady3" in engine._streams
+    streamed = "steady3" in engine.streams.active
     if hvd.rank() == 1:
         time.sleep(float(os.environ["FLOWMESH_COLLECTIVE_TIMEOUT_S"]) + 4)
         return
@@ -328,7 +328,7 @@ def check_dead_rank() -> None:
         sess = tf.Session()
         steady = [sess.run(reduced) for _ in range(4)]
         correct = all(np.array_equal(v, np.full(20_000, 2.0, np.float32)) for v in steady)  # mean
-        streamed = bool(context.world_engine()._streams)
+        streamed = bool(context.world_engine().streams.active)
         if hvd.rank() == hvd.size() - 1:
             time.sleep(0.5)
             os.kill(os.getpid(), signal.SIGKILL)

@@ -287,7 +287,7 @@ def test_a_failure_during_a_speculative_all_reduce_fails_the_waiting_request():
                 e.run(Request("allreduce", "g", "g", [torch.ones(40_000)], "sum"))
 
         on_members(engines, warm_up)
-        assert engines[0]._speculation is not None
+        assert engines[0].speculation.guess is not None
 
         def lost_peer(tensor: torch.Tensor, op: Any) -> None:
             raise CommunicationError("allreduce failed on rank 0: Connection closed by peer")

@@ -95,11 +95,18 @@ class Communicator(abc.ABC):
     ``torch``   torch.distributed gloo (CPU tensors) and     processes on any hosts; every
                 NCCL (CUDA tensors) process groups           dtype; liveness via heartbeats
     ``local``   threads of one process sharing a hub         single-process tests, in-process
-                                                             replicas
+                                                             replicas; no caller-run cycles
+                                                             (``caller_may_block``), no
+                                                             channels
     ==========  ===========================================  ===============================
     """
 
     name = "base"
+    # Capabilities (what the engine may do with this backend):
+    caller_may_block = True
+    """A thread that submitted a collective may itself run the engine's cycle and block in
+    :meth:`allgather_bytes` for the other members. False when members may be threads that
+    one thread serves in turn (in-process replicas), which must never block for each other."""
 
     def __init__(self, rank: int, size: int, local_rank: int | None = None,
                  local_size: int | None = None):

@@ -125,6 +125,7 @@ class LocalCommunicator(Communicator):
     """Member ``rank`` of a :class:`LocalHub` (one per thread)."""
 
     name = "local"
+    caller_may_block = False  # members are threads of one process (see Communicator)
 
     def __init__(self, hub: LocalHub, rank: int):
         super().__init__(rank, hub.size)
