@@ -53,9 +53,12 @@ class DistributedOptimizer(Optimizer):
             ``backward_passes_per_step``.
         bucket_size_mb: *(flowmesh)* gradient bucket size; default ``FLOWMESH_BUCKET_MB``
             (0 = one bucket per gradient).
+        num_groups, groups: Horovod's explicit grouping; not supported (buckets by size
+            replace it): anything but the defaults raises.
 
     Raises:
-        ValueError: an unsupported ``op`` or a non-positive ``backward_passes_per_step``.
+        ValueError: an unsupported ``op``, a non-positive ``backward_passes_per_step``, or
+            ``num_groups``/``groups`` given.
     """
 
     def __init__(self, optimizer: Optimizer, name: str | None = None, use_locking: bool = False,
@@ -73,6 +76,11 @@ class DistributedOptimizer(Optimizer):
                              f"{self._op.value}")
         if int(backward_passes_per_step) < 1:
             raise ValueError(f"backward_passes_per_step must be >= 1, got {backward_passes_per_step}")
+        if num_groups or groups is not None:
+            raise ValueError(
+                "DistributedOptimizer(num_groups=..., groups=...) is not supported: flowmesh "
+                "fuses gradients into buckets by size, in backprop order; set bucket_size_mb "
+                "(or FLOWMESH_BUCKET_MB; 0 = one bucket per gradient) to control the fusion")
         self._device_dense = device_dense
         self._device_sparse = device_sparse
         self._compression = compression

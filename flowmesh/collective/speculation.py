@@ -15,10 +15,10 @@ a transfer; it only wastes one transfer.
 In a group of two, transfers of at least :data:`BESIDE_MIN_BYTES` send the largest tensor
 as its own all-reduce, concurrently with ``[header | the other tensors]``, and a rank that
 donated that tensor (contiguous) reduces it in place, without the copy into the buffer.
-On gloo two concurrent all-reduces cost no more than one from ~2 MB up, but
-~250 us more below it (measured: 4 KB 0.24-0.40 ms in one transfer vs 0.49-0.66 ms as two,
-1 MB 0.60-0.69 vs 0.80-0.86 ms, 2.4 MB 1.69-1.95 vs 1.55-1.74 ms), so smaller data is
-packed behind its header even when donated (the copy is cheaper). The layout depends only
+On gloo two concurrent all-reduces cost no more than one for large data but
+more for small data (figures in ``benchmarks/RESULTS.md``, "Figures moved out of
+docstrings"), so smaller data is packed behind its header even when donated (the copy is
+cheaper). The layout depends only
 on the agreed shapes, never on one rank's request, so every rank makes the same calls.
 In-place speculation is safe only with two ranks: a rank whose request did not match
 contributes ``-0.0`` (zeros for integers), so after a wrong guess the one rank that did

@@ -3,8 +3,7 @@
 A training loop submits the same collectives every step: each gradient bucket of
 ``DistributedOptimizer`` is one key with the same shapes every time. Negotiating each
 again costs a control round trip *and* a hand-off to the engine thread, which under load
-(two busy cores) delayed a bucket's transfer by several milliseconds (a LeNet bucket
-submitted mid-backprop started its transfer 7 ms later).
+(busy cores) delays a bucket's transfer (measured in ``benchmarks/RESULTS.md``).
 
 Once a key's all-reduce has been negotiated :data:`STEADY_AFTER` times in a row with the
 same descriptor on every rank, every rank (deciding alike, in the same cycle) moves that

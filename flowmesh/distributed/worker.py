@@ -79,7 +79,6 @@ class WorkerService:
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix=f"flowmesh-{job}{task}")
         self._part_pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix=f"flowmesh-{job}{task}-part")
-        self._closed = False
 
     # --- control ---------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -240,7 +239,6 @@ class WorkerService:
             raise UnavailableError(None, None, f"Cannot send {key.tensor_name} to {task}: {exc.message}") from None
 
     def close(self) -> None:
-        self._closed = True
         self.steps.close()
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._part_pool.shutdown(wait=False, cancel_futures=True)

@@ -2,10 +2,9 @@
 
 A training step allocates and frees the same tensors every step. glibc's malloc hands
 large blocks back to the kernel (``munmap``, heap trimming) as soon as they are free, so
-the next step page-faults them in again, zero-filled: a LeNet step on a 2-vCPU VM took
-2 400-3 900 minor faults (3-6 ms of kernel time in a 20-30 ms step), more while another
-process computed beside it. Raising glibc's mmap and trim thresholds keeps those blocks
-in the heap, where the next step reuses them (0-20 faults per step). This is what
+the next step page-faults them in again, zero-filled, thousands of times per training
+step (``benchmarks/RESULTS.md``, session 12, "Page faults"). Raising glibc's mmap and trim
+thresholds keeps those blocks in the heap, where the next step reuses them. This is what
 PyTorch's and TensorFlow's CPU tuning guides get by preloading jemalloc or tcmalloc.
 
 The thresholds are process-wide and set once, when the first session runtime of the

@@ -70,6 +70,9 @@ def test_distributed_optimizer_wraps_and_validates():
         hvd.DistributedOptimizer(tf.train.GradientDescentOptimizer(0.1), op=hvd.Max)
     with pytest.raises(ValueError, match=">= 1"):
         hvd.DistributedOptimizer(tf.train.GradientDescentOptimizer(0.1), backward_passes_per_step=0)
+    for grouping in ({"num_groups": 2}, {"groups": [[w]]}):
+        with pytest.raises(ValueError, match="bucket_size_mb"):
+            hvd.DistributedOptimizer(tf.train.GradientDescentOptimizer(0.1), **grouping)
 
 
 def test_backward_passes_per_step_applies_every_kth_run():

@@ -6,11 +6,13 @@ import logging
 import os
 import threading
 import time
+import types
 
 import numpy as np
 import pytest
 
 import flowmesh as tf
+from flowmesh.train import basic_session_run_hooks
 
 
 def _counter():
@@ -170,18 +172,21 @@ def test_global_step_waiter_hook_waits_for_the_step():
         sess.run(step)
 
 
-def test_second_or_step_timer():
+def test_second_or_step_timer(monkeypatch):
     timer = tf.train.SecondOrStepTimer(every_steps=3)
     assert timer.should_trigger_for_step(0)
     assert timer.update_last_triggered_step(0) == (None, None)
     assert not timer.should_trigger_for_step(2) and timer.should_trigger_for_step(3)
+    clock = [1000.0]  # the timer's clock, advanced by the test (no sleep to race a load)
+    monkeypatch.setattr(basic_session_run_hooks, "time", types.SimpleNamespace(time=lambda: clock[0]))
     timer = tf.train.SecondOrStepTimer(every_secs=0.05)
     timer.update_last_triggered_step(1)
+    clock[0] += 0.049
     assert not timer.should_trigger_for_step(2)
-    time.sleep(0.06)
+    clock[0] += 0.002
     assert timer.should_trigger_for_step(2)
     elapsed, steps = timer.update_last_triggered_step(2)
-    assert elapsed >= 0.05 and steps == 1
+    assert elapsed == pytest.approx(0.051) and steps == 1
     with pytest.raises(ValueError, match="Can not provide both"):
         tf.train.SecondOrStepTimer(every_secs=1, every_steps=1)
 
