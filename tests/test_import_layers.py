@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("train", ("flowmesh.train", "flowmesh.metrics", "=flowmesh.summary")),
     ("collective", ("flowmesh.collective",)),
     ("high", ("flowmesh.distribute", "flowmesh.data", "flowmesh.layers", "flowmesh.keras",
+              "flowmesh.rnn",
               "flowmesh.estimator", "flowmesh.feature_column", "flowmesh.saved_model")),
     ("api", ("=flowmesh",)),  # the public facade; modules no entry names land here too
     # launchers and engines run user programs, which import the whole API
@@ -64,6 +65,11 @@ ALLOWED_CYCLES: tuple[frozenset[str], ...] = (
     # keeps them in one file (dataset_ops.py), flowmesh.data splits them by concept.
     frozenset(f"flowmesh.data.{name}" for name in (
         "dataset", "functions", "iterator", "sources", "structure", "transformations")),
+    # Keras models serialize themselves and model configs build models (get_config /
+    # from_config), as in Keras itself.
+    frozenset({"flowmesh.keras.engine.sequential", "flowmesh.keras.engine.training",
+               "flowmesh.keras.saving.hdf5_format", "flowmesh.keras.saving.model_config",
+               "flowmesh.keras.layers", "flowmesh.keras.layers.reshaping"}),
 )
 
 
