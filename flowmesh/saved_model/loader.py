@@ -54,7 +54,7 @@ def load(sess: Any, tags: Any, export_dir: str, import_scope: str | None = None,
         NotFoundError: no SavedModel, or no meta graph with exactly these tags (lists the
             available tag sets).
     """
-    from flowmesh.train.meta_graph import import_meta_graph
+    from flowmesh.train.saver import import_meta_graph
 
     tags = [tags] if isinstance(tags, str) else list(tags)
     saved = read_saved_model(export_dir)
