@@ -32,7 +32,7 @@ PACKAGE = ROOT / "flowmesh"
 # entry that matches a module decides its layer. "=name" names a package's __init__ alone.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("flowmesh.errors", "flowmesh.config", "flowmesh.execution_mode",
-              "flowmesh.tf_logging", "flowmesh.flags", "flowmesh.protos")),
+              "flowmesh.tf_logging", "flowmesh.flags", "flowmesh.protos", "flowmesh.unsupported")),
     ("core", ("flowmesh.core",)),
     ("formats", ("flowmesh.checkpoint", "flowmesh.gfile", "flowmesh.summary")),
     ("ops", ("flowmesh.ops",)),
