@@ -64,7 +64,8 @@ ALLOWED_CYCLES: tuple[frozenset[str], ...] = (
     # Dataset's methods build its subclasses (ds.map -> MapDataset(Dataset)); TensorFlow
     # keeps them in one file (dataset_ops.py), flowmesh.data splits them by concept.
     frozenset(f"flowmesh.data.{name}" for name in (
-        "dataset", "functions", "iterator", "sources", "structure", "transformations")),
+        "dataset", "functions", "iterator", "sources", "structure", "transformations",
+        "vectorize")),
     # Keras models serialize themselves and model configs build models (get_config /
     # from_config), as in Keras itself.
     frozenset({"flowmesh.keras.engine.sequential", "flowmesh.keras.engine.training",
