@@ -374,6 +374,21 @@ from flowmesh.ops.linalg_decomp_ops import (
     self_adjoint_eigvals,
 )
 from flowmesh.ops.linalg_decomp_ops import det as matrix_determinant
+from flowmesh.framework_flags import (
+    GRAPH_DEF_VERSION,
+    GRAPH_DEF_VERSION_MIN_CONSUMER,
+    GRAPH_DEF_VERSION_MIN_PRODUCER,
+    AggregationMethod,
+    UnconnectedGradients,
+    control_flow_v2_enabled,
+    disable_control_flow_v2,
+    disable_resource_variables,
+    enable_control_flow_v2,
+    enable_resource_variables,
+    no_regularizer,
+    resource_variables_enabled,
+)
+from flowmesh.ops.random_ops import get_seed
 from flowmesh.ops.file_io_ops import (
     decode_base64,
     encode_base64,

@@ -28,6 +28,7 @@ from flowmesh.core.dtypes import (
     variant,
 )
 from flowmesh.ops.cast_ops import cast, saturate_cast
+from flowmesh.ops.complex_ops import complex
 from flowmesh.ops.string_ops import as_string
 from flowmesh.unsupported import QUANTIZED, unsupported
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from flowmesh.core.graph_def import as_graph_def_message, make_tensor_proto
+from flowmesh.core.importer import import_graph_def
 from flowmesh.protos.graph import GraphDef, NodeDef
 
 _VARIABLE_OPS = ("VarHandleOp", "VariableV2", "Variable")
@@ -138,5 +139,5 @@ def tensor_shape_from_node_def_name(graph: Any, input_name: str) -> Any:
     return graph.get_tensor_by_name(name).shape
 
 
-__all__ = ["convert_variables_to_constants", "extract_sub_graph", "must_run_on_cpu",
+__all__ = ["import_graph_def", "convert_variables_to_constants", "extract_sub_graph", "must_run_on_cpu",
            "remove_training_nodes", "tensor_shape_from_node_def_name"]

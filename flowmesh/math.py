@@ -119,5 +119,15 @@ from flowmesh.ops.segment_ops import (
 __all__ = sorted(name for name in dir() if not name.startswith("_"))
 from flowmesh.ops.check_ops import is_non_decreasing, is_strictly_increasing
 from flowmesh.ops.complex_ops import angle, conj, imag, real
+from flowmesh.ops.nn_extra_ops import approx_max_k, approx_min_k
 from flowmesh.ops.search_ops import bincount, confusion_matrix
-from flowmesh.ops.special_math_ops import cumulative_logsumexp, lbeta, polyval, reciprocal_no_nan, xlog1py
+from flowmesh.ops.special_math_ops import (
+    cumulative_logsumexp,
+    erfcinv,
+    erfinv,
+    lbeta,
+    ndtri,
+    polyval,
+    reciprocal_no_nan,
+    xlog1py,
+)

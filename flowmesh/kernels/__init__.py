@@ -48,6 +48,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     segment_ops,
     select_ops,
     sparse_ops,
+    special_math_ops,
     strided_slice_ops,
     string_ops,
     summary_ops,

@@ -56,6 +56,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     select_ops,
     space_batch_ops,
     sparse_ops,
+    special_math_ops,
     state_ops,
     strided_slice_ops,
     string_ops,

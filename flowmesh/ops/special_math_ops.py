@@ -4,12 +4,15 @@ TensorFlow 1.x spellings ``arg_max``, ``arg_min``, ``floor_div``, ``to_complex64
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
+from flowmesh.core.registry import register_op
 from flowmesh.ops import array_ops, cast_ops, math_ops, reduction_ops
+from flowmesh.ops._builders import FLOATS, check_dtype, make_tensor, same_shape
 from flowmesh.ops.select_ops import where
 
 
@@ -85,3 +88,32 @@ def to_complex128(x: Any, name: str = "ToComplex128") -> Tensor:
     return cast_ops.cast(x, dtypes.complex128, name=name)
 
 
+
+
+register_op("Erfinv", same_shape, grad=lambda op, g: [
+    g * (math.sqrt(math.pi) / 2.0) * math_ops.exp(math_ops.square(op.outputs[0]))])
+register_op("Ndtri", same_shape, grad=lambda op, g: [
+    g * math.sqrt(2.0 * math.pi) * math_ops.exp(math_ops.square(op.outputs[0]) / 2.0)])
+
+
+def _special(op_type: str, x: Any, name: str | None) -> Tensor:
+    t = convert_to_tensor(x)
+    check_dtype(op_type, t, FLOATS)
+    return make_tensor(op_type, [t], name=name or op_type)
+
+
+def erfinv(x: Any, name: str | None = None) -> Tensor:
+    """The inverse error function on ``(-1, 1)``."""
+    return _special("Erfinv", x, name)
+
+
+def ndtri(x: Any, name: str | None = None) -> Tensor:
+    """The inverse of the standard normal CDF on ``(0, 1)``."""
+    return _special("Ndtri", x, name)
+
+
+def erfcinv(x: Any, name: str | None = None) -> Tensor:
+    """The inverse complementary error function on ``(0, 2)``: ``-ndtri(x / 2) / sqrt(2)``."""
+    with name_scope(name, "erfcinv", [x]):
+        t = convert_to_tensor(x)
+        return -ndtri(0.5 * t) * math.sqrt(0.5)

@@ -74,6 +74,13 @@ SPECS = [
            reference=lambda x: x),
     OpSpec("identity_n", lambda tf, a, b: tf.identity_n([a, b]), (Input((2,)), Input((3,)))),
     OpSpec("unsorted_segment_mean", lambda tf, x: tf.unsorted_segment_mean(x, [0, 2, 0], 3), (Input((3, 2)),)),
+    OpSpec("erfinv", lambda tf, x: tf.math.erfinv(x), (Input((2, 3), low=-0.9, high=0.9),),
+           reference=lambda x: torch.special.erfinv(torch.from_numpy(x)).numpy(), second_order=True),
+    OpSpec("ndtri", lambda tf, x: tf.math.ndtri(x), (Input((2, 3), low=0.05, high=0.95),),
+           reference=lambda x: torch.special.ndtri(torch.from_numpy(x)).numpy()),
+    OpSpec("erfcinv", lambda tf, x: tf.math.erfcinv(x), (Input((2, 3), low=0.1, high=1.9),)),
+    OpSpec("approx_max_k/math", lambda tf, x: tf.math.approx_max_k(x, 2), (Input((2, 5), kind="distinct"),),
+           oracle=False, reference=lambda x: [np.sort(x, 1)[:, ::-1][:, :2], np.argsort(-x, 1)[:, :2].astype(np.int32)]),
     OpSpec("log_sigmoid", lambda tf, x: tf.log_sigmoid(x), (Input((4,)),), reference=lambda x: -np.logaddexp(0, -x)),
 ]
 
@@ -103,5 +110,13 @@ def test_static_helpers():
         assert tf.dimension_at_index(tf.TensorShape([3, None]), 1).value is None
         assert tf.is_tensor(c) and not tf.is_tensor(np.ones(2))
         assert tf.initialize_variables([]).type == "NoOp"
+        assert tf.resource_variables_enabled() and tf.control_flow_v2_enabled() and tf.no_regularizer(1.0) is None
+        assert tf.graph_util.import_graph_def is tf.import_graph_def and tf.dtypes.complex is tf.complex
+        assert tf.UnconnectedGradients.ZERO.value == "zero" and tf.GRAPH_DEF_VERSION > 0
+        with pytest.raises(tf.errors.UnimplementedError, match="control-flow"):
+            tf.disable_control_flow_v2()
+        x = tf.placeholder(tf.float32)
+        assert tf.gradients(tf.constant(1.0), x, unconnected_gradients=tf.UnconnectedGradients.ZERO.value)[0] \
+            is not None
         with pytest.raises(tf.errors.InvalidArgumentError, match="divisible by block_size"):
             tf.space_to_depth(tf.zeros([1, 3, 4, 1]), 2)
