@@ -9,8 +9,9 @@
 * ``MultiClassHead``: sparse softmax cross entropy; predictions ``logits probabilities
   class_ids classes all_class_ids all_classes``; metrics ``accuracy average_loss loss``.
 
-The training loss is the weighted *sum* over the batch (TensorFlow 1's canned estimators,
-``Reduction.SUM``); ``average_loss`` is the weighted mean per example.
+The training loss is the weighted *sum* over the batch by default (TensorFlow 1's canned
+estimators, ``loss_reduction=tf.losses.Reduction.SUM``; other reductions as asked);
+``average_loss`` is the weighted mean per example.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from flowmesh.estimator.mode_keys import ModeKeys
 from flowmesh.ops import array_ops, math_ops, nn_ops
 from flowmesh.ops.constant_op import constant
 from flowmesh.ops.gather_ops import gather
+from flowmesh.ops.losses import compute_weighted_loss
 from flowmesh.ops.manip_ops import tile
 from flowmesh.ops.range_ops import range as range_op
-from flowmesh.ops.reduction_ops import argmax, reduce_mean, reduce_sum
+from flowmesh.ops.reduction_ops import argmax, reduce_mean
 from flowmesh.ops.string_ops import as_string
 from flowmesh.ops.summary_ops import scalar as summary_scalar
 
@@ -40,9 +42,15 @@ class _Head:
 
     logits_dimension = 1
 
-    def __init__(self, weight_column: str | None = None, name: str | None = None):
+    def __init__(self, weight_column: str | None = None, loss_reduction: str | None = None):
+        from flowmesh.ops.losses import Reduction
+
+        reduction = loss_reduction or Reduction.SUM
+        if reduction not in Reduction.all() or reduction == Reduction.NONE:
+            raise InvalidArgumentError(f"loss_reduction must be one of tf.losses.Reduction except NONE, "
+                                       f"got {loss_reduction!r}")
         self._weight_column = weight_column
-        self._name = name
+        self._reduction = reduction
 
     def _weights(self, features: dict) -> Any:
         if self._weight_column is None:
@@ -75,7 +83,7 @@ class _Head:
         labels = self._labels(labels, mode)
         weights = self._weights(features)
         unreduced = self._unreduced_loss(labels, logits)
-        loss = reduce_sum(unreduced * weights, name="loss")
+        loss = compute_weighted_loss(unreduced, weights, loss_collection=None, reduction=self._reduction)
         if mode == ModeKeys.EVAL:
             return EstimatorSpec(mode, predictions=predictions, loss=loss,
                                  eval_metric_ops=self._metrics(labels, logits, predictions, unreduced, weights))
@@ -117,8 +125,9 @@ def _weighted(weights: Any, like: Tensor) -> Any:
 class RegressionHead(_Head):
     """Mean squared error regression with ``label_dimension`` outputs."""
 
-    def __init__(self, label_dimension: int = 1, weight_column: str | None = None):
-        super().__init__(weight_column)
+    def __init__(self, label_dimension: int = 1, weight_column: str | None = None,
+                 loss_reduction: str | None = None):
+        super().__init__(weight_column, loss_reduction)
         self.logits_dimension = label_dimension
 
     def _labels(self, labels: Any, mode: str) -> Tensor:
@@ -145,8 +154,8 @@ class _ClassHead(_Head):
     """Label handling shared by the classification heads."""
 
     def __init__(self, n_classes: int, weight_column: str | None = None,
-                 label_vocabulary: Any = None):
-        super().__init__(weight_column)
+                 label_vocabulary: Any = None, loss_reduction: str | None = None):
+        super().__init__(weight_column, loss_reduction)
         self._n_classes = n_classes
         if label_vocabulary is not None and len(label_vocabulary) != n_classes:
             raise InvalidArgumentError(f"label_vocabulary has {len(label_vocabulary)} entries for "
@@ -183,8 +192,9 @@ class _ClassHead(_Head):
 class BinaryClassHead(_ClassHead):
     """Two classes from one logit (sigmoid cross entropy)."""
 
-    def __init__(self, weight_column: str | None = None, label_vocabulary: Any = None):
-        super().__init__(2, weight_column, label_vocabulary)
+    def __init__(self, weight_column: str | None = None, label_vocabulary: Any = None,
+                 loss_reduction: str | None = None):
+        super().__init__(2, weight_column, label_vocabulary, loss_reduction)
 
     def _unreduced_loss(self, labels: Tensor, logits: Tensor) -> Tensor:
         return nn_ops.sigmoid_cross_entropy_with_logits(labels=math_ops.cast(labels, dtypes.float32),
@@ -222,10 +232,11 @@ class BinaryClassHead(_ClassHead):
 class MultiClassHead(_ClassHead):
     """``n_classes`` > 2 classes (sparse softmax cross entropy)."""
 
-    def __init__(self, n_classes: int, weight_column: str | None = None, label_vocabulary: Any = None):
+    def __init__(self, n_classes: int, weight_column: str | None = None, label_vocabulary: Any = None,
+                 loss_reduction: str | None = None):
         if n_classes < 3:
             raise InvalidArgumentError(f"MultiClassHead needs n_classes > 2, got {n_classes}")
-        super().__init__(n_classes, weight_column, label_vocabulary)
+        super().__init__(n_classes, weight_column, label_vocabulary, loss_reduction)
         self.logits_dimension = n_classes
 
     def _unreduced_loss(self, labels: Tensor, logits: Tensor) -> Tensor:
@@ -247,10 +258,10 @@ class MultiClassHead(_ClassHead):
 
 
 def classification_head(n_classes: int, weight_column: str | None = None,
-                        label_vocabulary: Any = None) -> _ClassHead:
+                        label_vocabulary: Any = None, loss_reduction: str | None = None) -> _ClassHead:
     """The binary head for ``n_classes == 2``, the multi-class head above."""
     if n_classes is None or n_classes < 2:
         raise InvalidArgumentError(f"n_classes must be >= 2, got {n_classes}")
     if n_classes == 2:
-        return BinaryClassHead(weight_column, label_vocabulary)
-    return MultiClassHead(n_classes, weight_column, label_vocabulary)
+        return BinaryClassHead(weight_column, label_vocabulary, loss_reduction)
+    return MultiClassHead(n_classes, weight_column, label_vocabulary, loss_reduction)

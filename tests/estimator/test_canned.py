@@ -129,3 +129,16 @@ def test_dnn_classifier_through_tf_data(tmp_path):
     preds = list(est.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": X_TEST[:150]}).batch(64)))
     assert len(preds) == 150
     assert np.mean([p["class_ids"][0] == y for p, y in zip(preds, Y_TEST)]) > 0.9
+
+
+def test_loss_reduction(tmp_path):
+    def make(reduction, name):
+        return tf.estimator.LinearRegressor(COLUMNS, model_dir=str(tmp_path / name), config=_config(),
+                                            loss_reduction=reduction)
+
+    summed = make(None, "sum").evaluate(_input(XS, YS, "a"))            # zero weights: loss = sum(y^2)
+    mean = make(tf.losses.Reduction.SUM_OVER_BATCH_SIZE, "mean").evaluate(_input(XS, YS, "a"))
+    assert summed["loss"] == pytest.approx(float((YS ** 2).sum()), rel=1e-5)
+    assert mean["loss"] == pytest.approx(float((YS ** 2).mean()), rel=1e-5)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="loss_reduction"):
+        make(tf.losses.Reduction.NONE, "none")

@@ -70,8 +70,9 @@ def check_columns(feature_columns: Any, what: str) -> list:
     return cols
 
 
-def regression_head(label_dimension: int, weight_column: str | None) -> RegressionHead:
-    return RegressionHead(label_dimension, weight_column)
+def regression_head(label_dimension: int, weight_column: str | None,
+                    loss_reduction: str | None = None) -> RegressionHead:
+    return RegressionHead(label_dimension, weight_column, loss_reduction)
 
 
 __all__ = ["classification_head", "regression_head", "dense", "minimize_fn"]

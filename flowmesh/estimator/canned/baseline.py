@@ -48,7 +48,7 @@ class BaselineClassifier(_Baseline):
     def __init__(self, model_dir: str | None = None, n_classes: int = 2, weight_column: str | None = None,
                  label_vocabulary: Any = None, optimizer: Any = "Ftrl", config: Any = None,
                  loss_reduction: Any = None):
-        super().__init__(classification_head(n_classes, weight_column, label_vocabulary), model_dir,
+        super().__init__(classification_head(n_classes, weight_column, label_vocabulary, loss_reduction), model_dir,
                          weight_column, optimizer, config)
 
 
@@ -58,5 +58,5 @@ class BaselineRegressor(_Baseline):
     def __init__(self, model_dir: str | None = None, label_dimension: int = 1,
                  weight_column: str | None = None, optimizer: Any = "Ftrl", config: Any = None,
                  loss_reduction: Any = None):
-        super().__init__(regression_head(label_dimension, weight_column), model_dir, weight_column,
+        super().__init__(regression_head(label_dimension, weight_column, loss_reduction), model_dir, weight_column,
                          optimizer, config)

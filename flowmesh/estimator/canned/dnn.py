@@ -81,7 +81,7 @@ class DNNClassifier(_DNN):
                  batch_norm: bool = False):
         if batch_norm:
             raise InvalidArgumentError("DNNClassifier(batch_norm=True) is not supported by flowmesh yet")
-        super().__init__(classification_head(n_classes, weight_column, label_vocabulary), hidden_units,
+        super().__init__(classification_head(n_classes, weight_column, label_vocabulary, loss_reduction), hidden_units,
                          feature_columns, model_dir, optimizer, activation_fn, dropout, config,
                          warm_start_from)
 
@@ -97,6 +97,6 @@ class DNNRegressor(_DNN):
                  batch_norm: bool = False):
         if batch_norm:
             raise InvalidArgumentError("DNNRegressor(batch_norm=True) is not supported by flowmesh yet")
-        super().__init__(regression_head(label_dimension, weight_column), hidden_units,
+        super().__init__(regression_head(label_dimension, weight_column, loss_reduction), hidden_units,
                          feature_columns, model_dir, optimizer, activation_fn, dropout, config,
                          warm_start_from)

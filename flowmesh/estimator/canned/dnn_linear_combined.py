@@ -66,7 +66,7 @@ class DNNLinearCombinedClassifier(_Combined):
                  n_classes: int = 2, weight_column: str | None = None, label_vocabulary: Any = None,
                  input_layer_partitioner: Any = None, config: Any = None, warm_start_from: Any = None,
                  loss_reduction: Any = None, batch_norm: bool = False, linear_sparse_combiner: str = "sum"):
-        super().__init__(classification_head(n_classes, weight_column, label_vocabulary), model_dir,
+        super().__init__(classification_head(n_classes, weight_column, label_vocabulary, loss_reduction), model_dir,
                          linear_feature_columns, linear_optimizer, dnn_feature_columns, dnn_optimizer,
                          dnn_hidden_units, dnn_activation_fn, dnn_dropout, config, warm_start_from,
                          linear_sparse_combiner)
@@ -82,7 +82,7 @@ class DNNLinearCombinedRegressor(_Combined):
                  label_dimension: int = 1, weight_column: str | None = None,
                  input_layer_partitioner: Any = None, config: Any = None, warm_start_from: Any = None,
                  loss_reduction: Any = None, batch_norm: bool = False, linear_sparse_combiner: str = "sum"):
-        super().__init__(regression_head(label_dimension, weight_column), model_dir,
+        super().__init__(regression_head(label_dimension, weight_column, loss_reduction), model_dir,
                          linear_feature_columns, linear_optimizer, dnn_feature_columns, dnn_optimizer,
                          dnn_hidden_units, dnn_activation_fn, dnn_dropout, config, warm_start_from,
                          linear_sparse_combiner)

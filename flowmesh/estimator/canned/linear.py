@@ -55,7 +55,7 @@ class LinearClassifier(_Linear):
                  weight_column: str | None = None, label_vocabulary: Any = None,
                  optimizer: Any = "Ftrl", config: Any = None, partitioner: Any = None,
                  warm_start_from: Any = None, loss_reduction: Any = None, sparse_combiner: str = "sum"):
-        super().__init__(classification_head(n_classes, weight_column, label_vocabulary), feature_columns,
+        super().__init__(classification_head(n_classes, weight_column, label_vocabulary, loss_reduction), feature_columns,
                          model_dir, optimizer, config, warm_start_from, sparse_combiner)
 
 
@@ -66,5 +66,5 @@ class LinearRegressor(_Linear):
                  weight_column: str | None = None, optimizer: Any = "Ftrl", config: Any = None,
                  partitioner: Any = None, warm_start_from: Any = None, loss_reduction: Any = None,
                  sparse_combiner: str = "sum"):
-        super().__init__(regression_head(label_dimension, weight_column), feature_columns, model_dir,
+        super().__init__(regression_head(label_dimension, weight_column, loss_reduction), feature_columns, model_dir,
                          optimizer, config, warm_start_from, sparse_combiner)
