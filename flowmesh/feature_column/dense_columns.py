@@ -12,7 +12,7 @@ from flowmesh.errors import InvalidArgumentError, UnimplementedError
 from flowmesh.feature_column._base import Builder, CategoricalColumn, CategoricalIds, DenseColumn
 from flowmesh.ops import array_ops, math_ops
 from flowmesh.ops.clip_ops import clip_by_norm
-from flowmesh.ops.gather_ops import gather
+from flowmesh.ops.embedding_ops import embedding_lookup
 from flowmesh.ops.init_ops import truncated_normal_initializer
 from flowmesh.ops.manip_ops import one_hot
 from flowmesh.ops.reduction_ops import reduce_sum
@@ -32,7 +32,7 @@ def combine_embeddings(params: Any, ids: CategoricalIds, combiner: str,
     """``sum``/``mean``/``sqrtn`` of the (weighted) embeddings of each row's present ids;
     rows without ids give zeros (TensorFlow's ``safe_embedding_lookup_sparse``)."""
     safe = math_ops.maximum(ids.ids, math_ops.cast(0, ids.ids.dtype))
-    rows = gather(params, safe)
+    rows = embedding_lookup(params, safe)   # plain or partitioned variables
     if max_norm is not None:
         rows = clip_by_norm(rows, max_norm, axes=[-1])
     w = _weights(ids)

@@ -142,3 +142,23 @@ def test_loss_reduction(tmp_path):
     assert mean["loss"] == pytest.approx(float((YS ** 2).mean()), rel=1e-5)
     with pytest.raises(tf.errors.InvalidArgumentError, match="loss_reduction"):
         make(tf.losses.Reduction.NONE, "none")
+
+
+def test_partitioned_linear_and_dnn_input_layers(tmp_path):
+    words = np.array([b"a", b"b", b"c", b"d"], object)[np.arange(100) % 4][:, None]
+    labels = (words[:, 0] != b"a").astype(np.int64)
+    col = tf.feature_column.categorical_column_with_vocabulary_list("w", ["a", "b", "c", "d"])
+
+    def input_fn():
+        return {"w": tf.constant(words)}, tf.constant(labels)
+
+    linear = tf.estimator.LinearClassifier([col], model_dir=str(tmp_path / "l"), config=_config(),
+                                           partitioner=tf.fixed_size_partitioner(2))
+    linear.train(input_fn, steps=40)
+    assert linear.evaluate(input_fn)["accuracy"] == 1.0
+    assert linear.get_variable_value("linear/linear_model/w/weights").shape == (4, 1)
+    dnn = tf.estimator.DNNClassifier([4], [tf.feature_column.embedding_column(col, 3)], optimizer="Adam",
+                                     model_dir=str(tmp_path / "d"), config=_config(),
+                                     input_layer_partitioner=tf.fixed_size_partitioner(2))
+    dnn.train(input_fn, steps=60)
+    assert dnn.evaluate(input_fn)["accuracy"] == 1.0

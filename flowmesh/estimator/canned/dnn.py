@@ -30,9 +30,10 @@ DNN_LEARNING_RATE = 0.05
 
 
 def dnn_logits(features: dict, feature_columns: list, hidden_units: list, units: int,
-               activation_fn: Callable, dropout: float | None, mode: str) -> Tensor:
+               activation_fn: Callable, dropout: float | None, mode: str,
+               input_layer_partitioner: Any = None) -> Tensor:
     """The network's logits ``[batch, units]`` (call inside the ``dnn`` variable scope)."""
-    with variable_scope("input_from_feature_columns"):
+    with variable_scope("input_from_feature_columns", partitioner=input_layer_partitioner):
         net = input_layer(features, feature_columns)
     for i, width in enumerate(hidden_units):
         with variable_scope(f"hiddenlayer_{i}"):
@@ -55,7 +56,7 @@ def _check(hidden_units: Any, dropout: Any) -> list:
 class _DNN(Estimator):
     def __init__(self, head: Any, hidden_units: Any, feature_columns: Any, model_dir: Any,
                  optimizer: Any, activation_fn: Callable, dropout: Any, config: Any,
-                 warm_start_from: Any):
+                 warm_start_from: Any, input_layer_partitioner: Any = None):
         units = _check(hidden_units, dropout)
         columns = check_columns(feature_columns, type(self).__name__)
         train_op_fn = minimize_fn(optimizer, DNN_LEARNING_RATE)
@@ -63,7 +64,7 @@ class _DNN(Estimator):
         def model_fn(features: Any, labels: Any, mode: str) -> Any:
             with variable_scope("dnn"):
                 logits = dnn_logits(check_features(features, columns, mode), columns, units, head.logits_dimension,
-                                    activation_fn, dropout, mode)
+                                    activation_fn, dropout, mode, input_layer_partitioner)
             return head.create_estimator_spec(features, mode, logits, labels, train_op_fn)
 
         super().__init__(model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from)
@@ -83,7 +84,7 @@ class DNNClassifier(_DNN):
             raise InvalidArgumentError("DNNClassifier(batch_norm=True) is not supported by flowmesh yet")
         super().__init__(classification_head(n_classes, weight_column, label_vocabulary, loss_reduction), hidden_units,
                          feature_columns, model_dir, optimizer, activation_fn, dropout, config,
-                         warm_start_from)
+                         warm_start_from, input_layer_partitioner)
 
 
 class DNNRegressor(_DNN):
@@ -99,4 +100,4 @@ class DNNRegressor(_DNN):
             raise InvalidArgumentError("DNNRegressor(batch_norm=True) is not supported by flowmesh yet")
         super().__init__(regression_head(label_dimension, weight_column, loss_reduction), hidden_units,
                          feature_columns, model_dir, optimizer, activation_fn, dropout, config,
-                         warm_start_from)
+                         warm_start_from, input_layer_partitioner)

@@ -22,7 +22,8 @@ from flowmesh.train.training_util import get_global_step
 class _Combined(Estimator):
     def __init__(self, head: Any, model_dir: Any, linear_columns: Any, linear_optimizer: Any,
                  dnn_columns: Any, dnn_optimizer: Any, hidden_units: Any, activation_fn: Callable,
-                 dropout: Any, config: Any, warm_start_from: Any, sparse_combiner: str):
+                 dropout: Any, config: Any, warm_start_from: Any, sparse_combiner: str,
+                 input_layer_partitioner: Any = None):
         linear_columns, dnn_columns = list(linear_columns or []), list(dnn_columns or [])
         if not linear_columns and not dnn_columns:
             raise InvalidArgumentError("give linear_feature_columns, dnn_feature_columns or both")
@@ -34,7 +35,7 @@ class _Combined(Estimator):
             if dnn_columns:
                 with variable_scope("dnn") as scope:
                     parts.append(dnn_logits(features, dnn_columns, units, head.logits_dimension,
-                                            activation_fn, dropout, mode))
+                                            activation_fn, dropout, mode, input_layer_partitioner))
                 optimizers.append((scope.name, dnn_optimizer, DNN_LEARNING_RATE))
             if linear_columns:
                 with variable_scope("linear") as scope:
@@ -69,7 +70,7 @@ class DNNLinearCombinedClassifier(_Combined):
         super().__init__(classification_head(n_classes, weight_column, label_vocabulary, loss_reduction), model_dir,
                          linear_feature_columns, linear_optimizer, dnn_feature_columns, dnn_optimizer,
                          dnn_hidden_units, dnn_activation_fn, dnn_dropout, config, warm_start_from,
-                         linear_sparse_combiner)
+                         linear_sparse_combiner, input_layer_partitioner)
 
 
 class DNNLinearCombinedRegressor(_Combined):
@@ -85,4 +86,4 @@ class DNNLinearCombinedRegressor(_Combined):
         super().__init__(regression_head(label_dimension, weight_column, loss_reduction), model_dir,
                          linear_feature_columns, linear_optimizer, dnn_feature_columns, dnn_optimizer,
                          dnn_hidden_units, dnn_activation_fn, dnn_dropout, config, warm_start_from,
-                         linear_sparse_combiner)
+                         linear_sparse_combiner, input_layer_partitioner)

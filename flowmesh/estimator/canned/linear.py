@@ -35,12 +35,12 @@ def linear_logits(features: dict, feature_columns: list, units: int, sparse_comb
 
 class _Linear(Estimator):
     def __init__(self, head: Any, feature_columns: Any, model_dir: Any, optimizer: Any, config: Any,
-                 warm_start_from: Any, sparse_combiner: str):
+                 warm_start_from: Any, sparse_combiner: str, partitioner: Any = None):
         columns = check_columns(feature_columns, type(self).__name__)
         train_op_fn = minimize_fn(optimizer, linear_learning_rate(len(columns)))
 
         def model_fn(features: Any, labels: Any, mode: str) -> Any:
-            with variable_scope("linear"):
+            with variable_scope("linear", partitioner=partitioner):
                 logits = linear_logits(check_features(features, columns, mode), columns, head.logits_dimension,
                                        sparse_combiner)
             return head.create_estimator_spec(features, mode, logits, labels, train_op_fn)
@@ -56,7 +56,7 @@ class LinearClassifier(_Linear):
                  optimizer: Any = "Ftrl", config: Any = None, partitioner: Any = None,
                  warm_start_from: Any = None, loss_reduction: Any = None, sparse_combiner: str = "sum"):
         super().__init__(classification_head(n_classes, weight_column, label_vocabulary, loss_reduction), feature_columns,
-                         model_dir, optimizer, config, warm_start_from, sparse_combiner)
+                         model_dir, optimizer, config, warm_start_from, sparse_combiner, partitioner)
 
 
 class LinearRegressor(_Linear):
@@ -67,4 +67,4 @@ class LinearRegressor(_Linear):
                  partitioner: Any = None, warm_start_from: Any = None, loss_reduction: Any = None,
                  sparse_combiner: str = "sum"):
         super().__init__(regression_head(label_dimension, weight_column, loss_reduction), feature_columns, model_dir,
-                         optimizer, config, warm_start_from, sparse_combiner)
+                         optimizer, config, warm_start_from, sparse_combiner, partitioner)
