@@ -389,6 +389,15 @@ from flowmesh.framework_flags import (
     resource_variables_enabled,
 )
 from flowmesh.ops.random_ops import get_seed
+from flowmesh.ops.state_ops import (
+    scatter_div,
+    scatter_max,
+    scatter_min,
+    scatter_mul,
+    scatter_nd_add,
+    scatter_nd_sub,
+    scatter_nd_update,
+)
 from flowmesh.ops.file_io_ops import (
     decode_base64,
     encode_base64,

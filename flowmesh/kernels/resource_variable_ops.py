@@ -8,6 +8,7 @@ assigned value itself.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -107,6 +108,48 @@ def _scatter_sub(state: VariableState, indices: Any, updates: Any) -> Any:
     return value.index_add_(0, flat, rows, alpha=-1)
 
 
+warnings.filterwarnings("ignore", message=r"index_reduce\(\) is in beta")  # stable in every torch we pin
+
+
+def _scatter_reduce(mode: str):
+    def run(state: VariableState, indices: Any, updates: Any) -> Any:
+        value, flat, rows = _rows(state, indices, updates)
+        if mode == "div":
+            divisors = torch.ones_like(value).index_reduce_(0, flat, rows, "prod")
+            return value.div_(divisors)
+        return value.index_reduce_(0, flat, rows, mode)
+
+    return run
+
+
+def _scatter_nd(mode: str):
+    def run(state: VariableState, indices: Any, updates: Any) -> Any:
+        value = state.read()
+        idx = indices.long()
+        depth = idx.shape[-1]
+        flat = idx.reshape(-1, depth)
+        rows = updates.reshape((flat.shape[0],) + tuple(value.shape[depth:]))
+        limits = torch.tensor(value.shape[:depth])
+        bad = ((flat < 0) | (flat >= limits)).any(dim=1)
+        if bool(bad.any()):
+            i = int(bad.nonzero()[0])
+            raise InvalidArgumentError(f"indices[{i}] = {flat[i].tolist()} does not index into shape "
+                                       f"{list(value.shape)} of variable {state.name}")
+        key = tuple(flat.t())
+        if mode == "update":
+            return value.index_put_(key, rows)
+        return value.index_put_(key, rows if mode == "add" else -rows, accumulate=True)
+
+    return run
+
+
+simple_kernel("ResourceScatterMul", _scatter_reduce("prod"))
+simple_kernel("ResourceScatterDiv", _scatter_reduce("div"))
+simple_kernel("ResourceScatterMin", _scatter_reduce("amin"))
+simple_kernel("ResourceScatterMax", _scatter_reduce("amax"))
+simple_kernel("ResourceScatterNdUpdate", _scatter_nd("update"))
+simple_kernel("ResourceScatterNdAdd", _scatter_nd("add"))
+simple_kernel("ResourceScatterNdSub", _scatter_nd("sub"))
 simple_kernel("ResourceScatterUpdate", _scatter_update)
 simple_kernel("ResourceScatterAdd", _scatter_add)
 simple_kernel("ResourceScatterSub", _scatter_sub)

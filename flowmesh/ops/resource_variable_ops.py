@@ -167,7 +167,9 @@ def _scatter_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
     return [(updates.dtype, _read_shape(inputs[:1], {"dtype": updates.dtype})[0][1])]
 
 
-for _scatter in ("ResourceScatterUpdate", "ResourceScatterAdd", "ResourceScatterSub"):
+for _scatter in ("ResourceScatterUpdate", "ResourceScatterAdd", "ResourceScatterSub", "ResourceScatterMul",
+                 "ResourceScatterDiv", "ResourceScatterMin", "ResourceScatterMax", "ResourceScatterNdUpdate",
+                 "ResourceScatterNdAdd", "ResourceScatterNdSub"):
     register_op(_scatter, _scatter_shape, not_differentiable=True, stateful=True)
 
 

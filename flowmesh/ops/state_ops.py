@@ -52,6 +52,26 @@ def scatter_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
     return _variable(ref, "scatter_sub").scatter_sub(IndexedSlices(updates, indices), name=name)
 
 
+def _scatter_op(op_type: str, doc: str):
+    def scatter(ref: Any, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
+        var = _variable(ref, op_type)
+        from flowmesh.ops import resource_variable_ops as rv
+
+        return var._colocated(lambda: rv.resource_scatter(op_type, var.handle, indices, updates, name=name))
+
+    scatter.__doc__ = doc
+    return scatter
+
+
+scatter_mul = _scatter_op("ResourceScatterMul", "``ref[indices] *= updates`` row-wise (duplicates multiply).")
+scatter_div = _scatter_op("ResourceScatterDiv", "``ref[indices] /= updates`` row-wise (duplicates divide).")
+scatter_min = _scatter_op("ResourceScatterMin", "``ref[indices] = min(ref[indices], updates)`` row-wise.")
+scatter_max = _scatter_op("ResourceScatterMax", "``ref[indices] = max(ref[indices], updates)`` row-wise.")
+scatter_nd_update = _scatter_op("ResourceScatterNdUpdate", "``ref[indices[i]] = updates[i]`` (N-d indices).")
+scatter_nd_add = _scatter_op("ResourceScatterNdAdd", "``ref[indices[i]] += updates[i]`` (N-d indices).")
+scatter_nd_sub = _scatter_op("ResourceScatterNdSub", "``ref[indices[i]] -= updates[i]`` (N-d indices).")
+
+
 def count_up_to(ref: Any, limit: int, name: str | None = None) -> Tensor:
     """Increments an integer variable until it reaches ``limit`` (then raises OutOfRange)."""
     raise InvalidArgumentError(None, None, "count_up_to is not supported; use assign_add with tf.cond")
