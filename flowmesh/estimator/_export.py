@@ -23,8 +23,17 @@ def _export_dir(base: str) -> str:
     return os.path.join(base, str(stamp))
 
 
+def _copy_assets_extra(export_dir: str, assets_extra: dict | None) -> None:
+    for dest, source in (assets_extra or {}).items():
+        if os.path.isabs(dest) or ".." in dest.split("/"):
+            raise InvalidArgumentError(f"assets_extra destination {dest!r} must be a relative path")
+        target = os.path.join(export_dir, "assets.extra", dest)
+        gfile.MakeDirs(os.path.dirname(target))
+        gfile.Copy(source, target, overwrite=True)
+
+
 def export_saved_model(estimator: Any, export_dir_base: str, receiver_fn: Callable,
-                       checkpoint_path: str, as_text: bool) -> bytes:
+                       checkpoint_path: str, as_text: bool, assets_extra: dict | None = None) -> bytes:
     from flowmesh.ops.lookup_ops import tables_initializer
     from flowmesh.runtime.session import Session
     from flowmesh.saved_model.builder import SavedModelBuilder
@@ -50,5 +59,6 @@ def export_saved_model(estimator: Any, export_dir_base: str, receiver_fn: Callab
             builder.add_meta_graph_and_variables(sess, [tag_constants.SERVING], signature_def_map=signatures,
                                                  main_op=main_op)
             builder.save(as_text)
+    _copy_assets_extra(temp, assets_extra)
     gfile.Rename(temp, final)
     return final.encode()

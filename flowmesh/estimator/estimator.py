@@ -260,6 +260,8 @@ class Estimator:
                            checkpoint_path: str | None = None) -> bytes:
         """Writes the PREDICT graph of the latest (or given) checkpoint as a SavedModel in
         ``export_dir_base/<timestamp>`` (tag ``serve``); returns that directory (bytes).
+        ``assets_extra`` (``{relative destination: source file}``) is copied into
+        ``assets.extra/``.
 
         Raises:
             InvalidArgumentError: no checkpoint to export.
@@ -267,7 +269,8 @@ class Estimator:
         from flowmesh.estimator._export import export_saved_model
 
         path = checkpoint_path or self._require_checkpoint()
-        return export_saved_model(self, export_dir_base, serving_input_receiver_fn, path, as_text)
+        return export_saved_model(self, export_dir_base, serving_input_receiver_fn, path, as_text,
+                                  assets_extra)
 
     export_savedmodel = export_saved_model
 

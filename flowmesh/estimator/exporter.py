@@ -37,6 +37,7 @@ class LatestExporter(Exporter):
         self._name = name
         self._receiver_fn = serving_input_receiver_fn
         self._as_text = as_text
+        self._assets_extra = assets_extra
         self._keep = exports_to_keep
 
     @property
@@ -45,8 +46,8 @@ class LatestExporter(Exporter):
 
     def export(self, estimator: Any, export_path: str, checkpoint_path: str, eval_result: dict,
                is_the_final_export: bool) -> Any:
-        written = estimator.export_saved_model(export_path, self._receiver_fn, as_text=self._as_text,
-                                               checkpoint_path=checkpoint_path)
+        written = estimator.export_saved_model(export_path, self._receiver_fn, assets_extra=self._assets_extra,
+                                               as_text=self._as_text, checkpoint_path=checkpoint_path)
         self._garbage_collect(export_path)
         return written
 

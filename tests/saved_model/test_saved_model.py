@@ -84,7 +84,10 @@ def test_estimator_export_saved_model(tmp_path):
         tf.estimator.Estimator(lambda features, mode: None, model_dir=str(tmp_path / "none")).export_saved_model(
             str(tmp_path / "e"), lambda: None)
     raw = tf.estimator.export.build_raw_serving_input_receiver_fn({"x": tf.zeros([1, 3])})
-    path = est.export_saved_model(str(tmp_path / "export"), raw).decode()
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("a\nb\n")
+    path = est.export_saved_model(str(tmp_path / "export"), raw, assets_extra={"meta/vocab.txt": str(vocab)}).decode()
+    assert open(os.path.join(path, "assets.extra", "meta", "vocab.txt")).read() == "a\nb\n"
     assert os.path.dirname(path) == str(tmp_path / "export") and os.path.basename(path).isdigit()
     served = _serve(tf, path, {"x": x[:5]})
     expected = list(est.predict(lambda: {"x": tf.constant(x[:5])}))
