@@ -61,7 +61,11 @@ class CallbackList:
         if not hook.startswith("on_"):
             raise AttributeError(hook)
 
+        wants = 2 if ("epoch" in hook or "batch" in hook) else 1  # (index, logs) or (logs)
+
         def call(*args: Any) -> None:
+            if len(args) < wants:
+                args = args + ({},)  # hooks always get a logs dict, as in Keras
             for cb in self.callbacks:
                 getattr(cb, hook)(*args)
 
