@@ -1,6 +1,7 @@
 """``tf.nn``: neural-network ops (activations, convolution, pooling, normalization,
 dropout, embeddings, cross entropies, top-k)."""
 
+from flowmesh.core.convert import convert_to_tensor
 from flowmesh.ops.candidate_sampling_ops import (
     all_candidate_sampler,
     compute_accidental_hits,
@@ -29,7 +30,6 @@ from flowmesh.ops.nn_extra_ops import (
     avg_pool1d,
     avg_pool_v2,
     batch_norm_with_global_normalization,
-    compute_average_loss,
     conv1d_transpose,
     conv_transpose,
     convolution,
@@ -93,7 +93,7 @@ from flowmesh.rnn import (
 )
 
 __all__ = [
-    "ctc_loss", "ctc_loss_v2", "approx_max_k", "approx_min_k", "avg_pool1d", "avg_pool_v2", "batch_norm_with_global_normalization", "compute_average_loss", "conv1d_transpose", "conv_transpose", "convolution", "depthwise_conv2d_native_backprop_filter", "depthwise_conv2d_native_backprop_input", "log_poisson_loss", "max_pool1d", "max_pool_v2", "pool", "sufficient_statistics", "depth_to_space", "space_to_batch", "space_to_depth", "all_candidate_sampler", "compute_accidental_hits", "log_uniform_candidate_sampler", "nce_loss",
+    "ctc_loss", "ctc_loss_v2", "approx_max_k", "approx_min_k", "avg_pool1d", "avg_pool_v2", "batch_norm_with_global_normalization", "conv1d_transpose", "conv_transpose", "convolution", "depthwise_conv2d_native_backprop_filter", "depthwise_conv2d_native_backprop_input", "log_poisson_loss", "max_pool1d", "max_pool_v2", "pool", "sufficient_statistics", "depth_to_space", "space_to_batch", "space_to_depth", "all_candidate_sampler", "compute_accidental_hits", "log_uniform_candidate_sampler", "nce_loss",
     "sampled_softmax_loss", "uniform_candidate_sampler",
     "atrous_conv2d", "avg_pool", "bidirectional_dynamic_rnn", "dynamic_rnn", "rnn_cell",
     "static_bidirectional_rnn", "static_rnn", "avg_pool2d", "batch_normalization", "bias_add", "conv1d",
@@ -109,3 +109,31 @@ __all__ = [
 
 depthwise_conv2d_backprop_filter = depthwise_conv2d_native_backprop_filter
 depthwise_conv2d_backprop_input = depthwise_conv2d_native_backprop_input
+
+
+def _replicas_in_sync() -> int:
+    from flowmesh.distribute.distribute_lib import get_strategy
+
+    return int(get_strategy().num_replicas_in_sync)
+
+
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None, name=None):
+    """``sum(per_example_loss * sample_weight) / global_batch_size``; the default global batch is
+    this replica's batch times the current strategy's ``num_replicas_in_sync`` (1 outside one)."""
+    from flowmesh.ops import array_ops, math_ops
+    from flowmesh.ops.nn_extra_ops import compute_average_loss as _average
+
+    if global_batch_size is None:
+        loss = convert_to_tensor(per_example_loss)
+        global_batch_size = array_ops.shape(loss)[0] * _replicas_in_sync()
+        global_batch_size = math_ops.cast(global_batch_size, loss.dtype)
+    return _average(per_example_loss, sample_weight, global_batch_size, name)
+
+
+def scale_regularization_loss(regularization_loss, name=None):
+    """The regularization loss divided by the current strategy's ``num_replicas_in_sync`` (so
+    summing it over replicas adds it once; unchanged outside a strategy)."""
+    from flowmesh.ops import math_ops
+
+    loss = convert_to_tensor(regularization_loss)
+    return math_ops.truediv(loss, float(_replicas_in_sync()), name=name or "scale_regularization_loss")

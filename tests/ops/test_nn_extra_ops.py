@@ -65,3 +65,17 @@ ORACLE = [s for s in SPECS if s.oracle]
 @pytest.mark.parametrize("spec", ORACLE, ids=spec_ids(ORACLE))
 def test_nn_extra_matches_tensorflow(spec):
     OpHarness(spec).check_tensorflow(require_tensorflow())
+
+
+def test_loss_scaling_follows_the_strategy():
+    import flowmesh as tf
+
+    with tf.Graph().as_default():
+        loss = tf.constant([1.0, 2.0, 3.0, 6.0])
+        outside = [tf.nn.compute_average_loss(loss), tf.nn.scale_regularization_loss(tf.constant(4.0))]
+        strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+        with strategy.scope():
+            inside = [tf.nn.compute_average_loss(loss), tf.nn.scale_regularization_loss(tf.constant(4.0))]
+        with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2})) as sess:
+            assert sess.run(outside) == [3.0, 4.0]
+            assert sess.run(inside) == [1.5, 2.0]
