@@ -9,6 +9,7 @@ outlives its iterator (re-initialisation, an error, session close, garbage colle
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import threading
@@ -140,6 +141,11 @@ def default_parallelism() -> int:
 
 
 def cancel_all() -> None:
-    """Cancels every live pipeline (interpreter exit)."""
+    """Cancels every live pipeline and joins its threads: registered with ``atexit``, so a
+    program that never closes its session exits without pipeline threads still running
+    (a daemon thread inside torch during interpreter finalization aborts the process)."""
     for ctx in list(_LIVE):
-        ctx.cancelled.set()
+        ctx.cancel()
+
+
+atexit.register(cancel_all)
