@@ -389,6 +389,7 @@ from flowmesh.framework_flags import (
     resource_variables_enabled,
 )
 from flowmesh.ops.random_ops import get_seed
+from flowmesh.ops.string_split_ops import string_split
 from flowmesh.ops.state_ops import (
     scatter_div,
     scatter_max,

@@ -15,5 +15,6 @@ from flowmesh.ops.string_ops import (
     to_number,
     upper,
 )
+from flowmesh.ops.string_split_ops import split, unsorted_segment_join  # noqa: E402
 
 __all__ = sorted(name for name in dir() if not name.startswith("_"))

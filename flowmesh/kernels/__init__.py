@@ -51,6 +51,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     special_math_ops,
     strided_slice_ops,
     string_ops,
+    string_split_ops,
     summary_ops,
     training_ops,
     while_loop,

@@ -60,6 +60,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     state_ops,
     strided_slice_ops,
     string_ops,
+    string_split_ops,
     summary_ops,
     training_ops,
     variable_scope,
