@@ -40,7 +40,8 @@ def test_two_workers_train_together_and_resume_after_a_kill(tmp_path) -> None:
     killed = _run("--backup_dir", str(backup), "--kill_at_epoch", "2")
     assert killed.returncode != 0 and (backup / "training_state.json").exists()
     resumed = _results(_run("--backup_dir", str(backup)))
+    # The chief may have been stopped before backing up epoch 1: both then resume at epoch 1.
+    assert resumed["0"][0] == resumed["1"][0] and resumed["0"][0] in ("[1, 2, 3]", "[2, 3]")
     for rank in ("0", "1"):
-        assert resumed[rank][0] == "[2, 3]"
         assert abs(float(resumed[rank][1]) - float(results["0"][1])) < 1e-5
     assert not (backup / "training_state.json").exists()

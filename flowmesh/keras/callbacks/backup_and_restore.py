@@ -5,9 +5,11 @@ are saved with ``tf.train.Saver`` to ``backup_dir/ckpt`` and the epoch to
 ``backup_dir/training_state.json`` (written to a temporary file and renamed, so a kill
 leaves the previous state). When ``fit`` starts and a state exists, the variables are
 restored and ``fit`` continues with the next epoch. A finished ``fit`` deletes the
-backup (``delete_checkpoint=True``). Under a multi-worker strategy the chief (rank 0)
-uses ``backup_dir`` and worker ``r`` ``backup_dir/worker_r`` (their weights are equal;
-each restores its own copy).
+backup (``delete_checkpoint=True``). Under a multi-worker strategy only the chief (rank 0)
+writes, and every worker restores the chief's backup (as TensorFlow does: ``backup_dir``
+must be on storage all workers read), so all resume from the same epoch even when the
+chief was stopped while writing (the state file still names the previous checkpoint,
+which is kept: ``ckpt-<epoch>``, the last two).
 """
 
 from __future__ import annotations
@@ -35,15 +37,14 @@ class BackupAndRestore(Callback):
         self._batches = 0
 
     @property
-    def _directory(self) -> str:
+    def _is_chief(self) -> bool:
         strategy = getattr(self.model, "_distribution", None)
         info = getattr(getattr(strategy, "extended", None), "info", None)
-        rank = getattr(info, "rank", 0) or 0
-        return self.backup_dir if rank == 0 else os.path.join(self.backup_dir, f"worker_{rank}")
+        return (getattr(info, "rank", 0) or 0) == 0
 
     @property
     def _state_path(self) -> str:
-        return os.path.join(self._directory, "training_state.json")
+        return os.path.join(self.backup_dir, "training_state.json")
 
     def _get_saver(self) -> Any:
         if self._saver is None:
@@ -52,7 +53,7 @@ class BackupAndRestore(Callback):
 
             graph = backend.get_session().graph
             with graph.as_default():
-                self._saver = Saver(var_list=global_variables(), max_to_keep=1)
+                self._saver = Saver(var_list=global_variables(), max_to_keep=2)
         return self._saver
 
     def on_train_begin(self, logs: dict | None = None) -> None:
@@ -77,14 +78,17 @@ class BackupAndRestore(Callback):
             self._backup(epoch)
 
     def _backup(self, epoch: int) -> None:
-        os.makedirs(self._directory, exist_ok=True)
-        path = self._get_saver().save(backend.get_session(), os.path.join(self._directory, "ckpt"),
-                                      write_meta_graph=False)
+        if not self._is_chief:
+            return
+        os.makedirs(self.backup_dir, exist_ok=True)
+        path = self._get_saver().save(backend.get_session(), os.path.join(self.backup_dir, "ckpt"),
+                                      global_step=epoch + 1, write_meta_graph=False)
         tmp = self._state_path + ".tmp"
         with open(tmp, "w") as f:
             json.dump({"epoch": epoch, "checkpoint": path}, f)
         os.replace(tmp, self._state_path)
 
     def on_train_end(self, logs: dict | None = None) -> None:
-        if self.delete_checkpoint and not self.model.stop_training and os.path.isdir(self._directory):
-            shutil.rmtree(self._directory, ignore_errors=True)
+        if self.delete_checkpoint and self._is_chief and not self.model.stop_training and \
+                os.path.isdir(self.backup_dir):
+            shutil.rmtree(self.backup_dir, ignore_errors=True)
