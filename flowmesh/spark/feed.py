@@ -21,10 +21,12 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import numpy as np
+
 QUEUE_CHUNKS = 8  # chunks in flight between the Spark task and its node
 CHUNK_ROWS = 512
 _FORK = mp.get_context("fork")
-_ROWS, _EPOCH, _DONE = "rows", "epoch", "done"
+_ROWS, _COLUMNS, _EPOCH, _DONE = "rows", "columns", "epoch", "done"
 
 
 class FeedChannel:
@@ -101,6 +103,9 @@ class DataFeed:
         if kind == _ROWS:
             self._buffer.extend(payload)
             return True
+        if kind == _COLUMNS:
+            self._buffer.extend(unpack_columns(payload))
+            return True
         if kind == _EPOCH:
             self.epoch += 1
         else:
@@ -145,7 +150,7 @@ class Feeder:
                 for chunk in chunks:
                     if epoch == 0 and self._epochs > 1:
                         pickle.dump(chunk, spill, protocol=pickle.HIGHEST_PROTOCOL)
-                    if not self._put((_ROWS, chunk)):
+                    if not self._put(pack_columns(chunk)):
                         return
                     self.rows_fed += len(chunk)
                 if not self._put((_EPOCH, epoch)):
@@ -166,6 +171,32 @@ class Feeder:
                 raise TimeoutError(f"{self._name} took no input for {self._timeout:.0f} s "
                                    "(feed_timeout): is its map_fun calling DataFeed.next_batch?")
         return False
+
+
+def pack_columns(chunk: list[Any]) -> tuple[str, Any]:
+    """A chunk as one array per column when its rows are plain tuples of same-shaped
+    arrays and scalars (one large array pickles ~30x faster than 512 small ones), else
+    as the rows themselves."""
+    first = chunk[0]
+    if type(first) is not tuple or any(type(r) is not tuple or len(r) != len(first) for r in chunk):
+        return _ROWS, chunk
+    columns = []
+    for i, value in enumerate(first):
+        if isinstance(value, np.ndarray):
+            if any(not isinstance(r[i], np.ndarray) or r[i].shape != value.shape or r[i].dtype != value.dtype
+                   for r in chunk):
+                return _ROWS, chunk
+            columns.append(np.stack([r[i] for r in chunk]))
+        elif type(value) in (int, float, bool) and all(type(r[i]) is type(value) for r in chunk):
+            columns.append([r[i] for r in chunk])
+        else:
+            return _ROWS, chunk
+    return _COLUMNS, columns
+
+
+def unpack_columns(columns: list[Any]) -> list[tuple[Any, ...]]:
+    """The rows of :func:`pack_columns`' columns (array values are views into them)."""
+    return list(zip(*columns))
 
 
 def _chunks(rows: Iterable[Any]) -> Iterator[list[Any]]:

@@ -68,3 +68,18 @@ def test_a_node_that_stops_consuming_times_out(monkeypatch):
 def test_data_feed_needs_a_spark_mode_node():
     with pytest.raises(TypeError, match="InputMode.SPARK"):
         DataFeed(None)
+
+
+def test_chunks_of_array_rows_travel_as_columns_and_come_back_equal():
+    import numpy as np
+
+    from flowmesh.spark.feed import pack_columns, unpack_columns
+
+    rows = [(np.full(3, i, np.float32), i, float(i) / 2) for i in range(5)]
+    kind, columns = pack_columns(rows)
+    assert kind == "columns" and columns[0].shape == (5, 3)
+    back = unpack_columns(columns)
+    assert all(np.array_equal(a[0], b[0]) and a[1:] == b[1:] and type(b[1]) is int for a, b in zip(rows, back))
+    mixed = [(np.zeros(3), 1), (np.zeros(4), 2)]
+    assert pack_columns(mixed) == ("rows", mixed)
+    assert pack_columns([[1, 2], [3, 4]])[0] == "rows"  # lists stay rows, as they came
