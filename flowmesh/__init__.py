@@ -357,6 +357,8 @@ from flowmesh.ops.parsing_config import FixedLenFeature, FixedLenSequenceFeature
 from flowmesh.ops.parsing_ops import parse_example, parse_single_example, parse_single_sequence_example
 from flowmesh.ops.sparse_ops import sparse_tensor_to_dense, sparse_to_dense
 from flowmesh.ops.decode_ops import decode_csv, decode_raw
+from flowmesh import image
+from flowmesh.image import random_crop
 from flowmesh.data.structure import TensorSpec
 from flowmesh.ops.variable_creator import variable_creator_scope
 from flowmesh import graph_util

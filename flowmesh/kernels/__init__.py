@@ -23,6 +23,8 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     fft_ops,
     file_io_ops,
     gather_ops,
+    image_codec,
+    image_resize,
     io_ops,
     iterator_ops,
     linalg_decomp_ops,

@@ -28,6 +28,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     file_io_ops,
     functional_ops,
     gather_ops,
+    image_ops,
     init_ops,
     io_ops,
     linalg_decomp_ops,
