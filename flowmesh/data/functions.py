@@ -85,6 +85,11 @@ def _as_output(value: Any, name: str) -> Tensor:
 
     if isinstance(value, Dataset):
         return value._variant_tensor
+    if hasattr(value, "indices") and hasattr(value, "dense_shape"):
+        raise TypeError(
+            f"{name} returned a SparseTensor ({value!r}); flowmesh datasets carry dense tensors "
+            "only for now: densify it inside the function with tf.sparse.to_dense(...) (e.g. "
+            "a parsed VarLenFeature), or parse after batching with tf.parse_example")
     try:
         return convert_to_tensor(value)
     except (TypeError, ValueError) as exc:
