@@ -76,6 +76,7 @@ def decode_image(contents: Any, channels: int | None = None, dtype: Any = dtypes
     """PNG, JPEG, GIF or BMP bytes as an image tensor (``tf.image.decode_image``): rank 3,
     or rank 4 ``[frames, h, w, c]`` for a GIF when ``expand_animations``; the ``uint8``
     pixels converted to ``dtype`` with :func:`convert_image_dtype`'s rules."""
-    image = image_ops.decode_image_bytes(contents, channels or 0, expand_animations, name)
     dtype = dtypes.as_dtype(dtype)
-    return image if dtype == dtypes.uint8 else convert_image_dtype(image, dtype)
+    raw = dtype if dtype in (dtypes.uint8, dtypes.uint16) else dtypes.uint8
+    image = image_ops.decode_image_bytes(contents, channels or 0, expand_animations, name, raw)
+    return image if dtype == raw else convert_image_dtype(image, dtype)

@@ -8,9 +8,9 @@ from typing import Any
 
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
-from flowmesh.core.graph import Tensor, name_scope
+from flowmesh.core.graph import Tensor, control_dependencies, name_scope
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, image_ops, manip_ops
+from flowmesh.ops import array_ops, image_ops, logging_ops, manip_ops, math_ops, reduction_ops
 
 
 class ResizeMethod:
@@ -44,6 +44,16 @@ def _check(cond: bool, fn: str, message: str, image: Tensor) -> None:
         raise InvalidArgumentError(f"{fn}: {message} (image shape {image.shape})")
 
 
+def _checked(image: Tensor, fn: str, checks: list[tuple[Any, str]]) -> Tensor:
+    """``image`` behind run-time ``Assert``s for the checks whose condition is a tensor."""
+    asserts = [logging_ops.Assert(cond, [f"{fn}: {message}; image shape:", array_ops.shape(image)])
+               for cond, message in checks if isinstance(cond, Tensor)]
+    if not asserts:
+        return image
+    with control_dependencies(asserts):
+        return array_ops.identity(image)
+
+
 def _static(value: Any) -> int | None:
     return int(value) if isinstance(value, int) or hasattr(value, "__index__") else None
 
@@ -65,6 +75,12 @@ def crop_to_bounding_box(image: Any, offset_height: Any, offset_width: Any, targ
     if None not in (ow, tw, width):
         _check(width < ow + tw, fn, f"width {width} must be >= target {tw} + offset {ow}", image)
     with name_scope("crop_to_bounding_box"):
+        shape = array_ops.shape(image)
+        image = _checked(image, fn, [
+            (math_ops.greater_equal(shape[rank - 3], offset_height + target_height)
+             if None in (oh, th, height) else True, "height must be >= target_height + offset_height"),
+            (math_ops.greater_equal(shape[rank - 2], offset_width + target_width)
+             if None in (ow, tw, width) else True, "width must be >= target_width + offset_width")])
         begin = array_ops.stack([0, offset_height, offset_width, 0][4 - rank:])
         size = array_ops.stack([-1, target_height, target_width, -1][4 - rank:])
         return manip_ops.slice(image, begin, size)
@@ -92,6 +108,11 @@ def pad_to_bounding_box(image: Any, offset_height: Any, offset_width: Any, targe
     _check(isinstance(after_w, int) and after_w < 0, fn,
            f"width {width} + offset {ow} must be <= target_width {tw}", image)
     with name_scope("pad_to_bounding_box"):
+        image = _checked(image, fn, [
+            (math_ops.greater_equal(after_h, 0) if isinstance(after_h, Tensor) else True,
+             "height + offset_height must be <= target_height"),
+            (math_ops.greater_equal(after_w, 0) if isinstance(after_w, Tensor) else True,
+             "width + offset_width must be <= target_width")])
         rows = [[0, 0], [offset_height, after_h], [offset_width, after_w], [0, 0]][4 - rank:]
         paddings = array_ops.stack([array_ops.stack(r) for r in rows])
         return manip_ops.pad(image, paddings)
@@ -152,9 +173,6 @@ def resize_images(images: Any, size: Any, method: Any = ResizeMethod.BILINEAR,
     images = convert_to_tensor(images, name="images")
     is_batch = image_rank(images, "resize_images") == 4
     method = _METHOD_NAMES.get(method, method) if isinstance(method, str) else method
-    if preserve_aspect_ratio:
-        raise InvalidArgumentError("resize_images: preserve_aspect_ratio=True is not supported; "
-                                   "compute the target size and pass it as size")
     with name_scope(name or "resize"):
         if not is_batch:
             images = array_ops.expand_dims(images, 0)
@@ -162,10 +180,20 @@ def resize_images(images: Any, size: Any, method: Any = ResizeMethod.BILINEAR,
         if size_t.shape.as_list() not in ([2], [None]):
             raise InvalidArgumentError(f"resize_images: 'size' must be a 1-D Tensor of 2 "
                                        f"elements: new_height, new_width; got shape {size_t.shape}")
+        if preserve_aspect_ratio:
+            size_t = _aspect_size(images, size_t)
         out = _resize_fn(method)(images, size_t, align_corners=align_corners)
         if out.shape.as_list()[1:3] == images.shape.as_list()[1:3] and None not in out.shape.as_list()[1:3]:
             out = images
         return out if is_batch else array_ops.squeeze(out, [0])
+
+
+def _aspect_size(images: Tensor, size: Tensor) -> Tensor:
+    """The largest size within ``size`` with ``images``' aspect ratio (TensorFlow's float32
+    arithmetic, rounded half to even)."""
+    hw = math_ops.cast(array_ops.shape(images)[1:3], dtypes.float32)
+    factor = reduction_ops.reduce_min(math_ops.truediv(math_ops.cast(size, dtypes.float32), hw))
+    return math_ops.cast(math_ops.round(math_ops.multiply(factor, hw)), dtypes.int32)
 
 
 def _resize_fn(method: int):

@@ -151,9 +151,17 @@ def _decode_jpeg(ctx: KernelContext):
 def _decode_image(ctx: KernelContext):
     channels = ctx.attr("channels", 0)
     expand = ctx.attr("expand_animations", True)
+    png = _decode_png(ctx)
+    want_16 = ctx.attr("dtype").name == "uint16"
 
     def run(contents: Any) -> torch.Tensor:
         data = _scalar_bytes(ctx, contents)
+        if header(data) is not None:
+            return png(contents)
+        out = decode_other(data)
+        return out.to(torch.int32).mul(256).to(torch.uint16) if want_16 else out
+
+    def decode_other(data: bytes) -> torch.Tensor:
         image = _open(ctx, data, "PNG, JPEG, GIF or BMP")
         if image.format == "GIF":
             frames = []

@@ -4,10 +4,12 @@ Each method is separable: per output row (column) a few input rows (columns) and
 computed in float32 exactly as TensorFlow's kernels do (``CalculateResizeScale``, the legacy
 and half-pixel scalers, bicubic's 1024-entry coefficient table). The forward pass gathers and
 combines in TensorFlow's order; gradients scatter through dense per-axis weight matrices.
+Taps are cached per (input size, output size, mode): read-only arrays shared by all steps.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -34,6 +36,7 @@ def _source(out_size: int, scale: np.float32, half_pixel: bool, offset: float = 
     return i * scale
 
 
+@functools.lru_cache(maxsize=256)
 def linear_taps(in_size: int, out_size: int, align: bool, half: bool) -> tuple[np.ndarray, np.ndarray]:
     """``(indices [out, 2], weights [out, 2])`` of bilinear interpolation along one axis."""
     src = _source(out_size, _scale(in_size, out_size, align), half)
@@ -44,6 +47,7 @@ def linear_taps(in_size: int, out_size: int, align: bool, half: bool) -> tuple[n
     return np.stack([lower, upper], 1), np.stack([_F32(1) - lerp, lerp], 1)
 
 
+@functools.lru_cache(maxsize=256)
 def nearest_taps(in_size: int, out_size: int, align: bool, half: bool) -> np.ndarray:
     """Input index of each output position (``ResizeNearestNeighbor``)."""
     src = _source(out_size, _scale(in_size, out_size, align), half, offset=0.0)
@@ -65,6 +69,7 @@ def _coeffs(a: float) -> np.ndarray:
 _TABLES = {True: _coeffs(-0.5), False: _coeffs(-0.75)}
 
 
+@functools.lru_cache(maxsize=256)
 def cubic_taps(in_size: int, out_size: int, align: bool, half: bool) -> tuple[np.ndarray, np.ndarray]:
     """``(indices [out, 4], weights [out, 4])`` of TensorFlow's tabulated bicubic kernel."""
     src = _source(out_size, _scale(in_size, out_size, align), half)
@@ -86,6 +91,7 @@ def cubic_taps(in_size: int, out_size: int, align: bool, half: bool) -> tuple[np
     return index, weight
 
 
+@functools.lru_cache(maxsize=256)
 def area_matrix(in_size: int, out_size: int, align: bool) -> np.ndarray:
     """``[out, in]`` overlap lengths of each output box with each input pixel (ResizeArea)."""
     scale = float(_scale(in_size, out_size, align))
@@ -95,6 +101,11 @@ def area_matrix(in_size: int, out_size: int, align: bool) -> np.ndarray:
         for i in range(math.floor(start), math.ceil(end)):
             matrix[o, min(i, in_size - 1)] += min(i + 1, end) - max(i, start)
     return matrix
+
+
+@functools.lru_cache(maxsize=256)
+def _dense_taps(taps: Any, in_size: int, out_size: int, align: bool, half: bool) -> torch.Tensor:
+    return _dense(*taps(in_size, out_size, align, half), in_size)
 
 
 def _dense(index: np.ndarray, weight: np.ndarray, in_size: int) -> torch.Tensor:
@@ -193,8 +204,8 @@ def _linear_grad(ctx: KernelContext, taps: Any):
 
     def run(grads: Any, original: Any) -> torch.Tensor:
         h, w = original.shape[1], original.shape[2]
-        ay = _dense(*taps(h, grads.shape[1], align, half), h)
-        ax = _dense(*taps(w, grads.shape[2], align, half), w)
+        ay = _dense_taps(taps, h, grads.shape[1], align, half)
+        ax = _dense_taps(taps, w, grads.shape[2], align, half)
         out = torch.einsum("yh,nyxc,xw->nhwc", ay, grads.to(torch.float32), ax)
         return out.to(out_dtype)
     return run

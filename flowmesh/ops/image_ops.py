@@ -135,11 +135,11 @@ def decode_jpeg(contents: Any, channels: int = 0, ratio: int = 1, fancy_upscalin
 
 
 def decode_image_bytes(contents: Any, channels: int = 0, expand_animations: bool = True,
-                       name: str | None = None) -> Tensor:
-    """The ``DecodeImage`` op: PNG, JPEG, GIF or BMP bytes as ``uint8`` pixels (rank 3, or
-    rank 4 for an animated GIF when ``expand_animations``); ``tf.image.decode_image`` adds
-    the dtype conversion."""
-    attrs = {"dtype": dtypes.uint8, "expand_animations": bool(expand_animations)}
+                       name: str | None = None, dtype: Any = dtypes.uint8) -> Tensor:
+    """The ``DecodeImage`` op: PNG, JPEG, GIF or BMP bytes as ``uint8``/``uint16`` pixels
+    (rank 3, or rank 4 for an animated GIF when ``expand_animations``; 16-bit PNG samples kept,
+    other formats scaled by 256); ``tf.image.decode_image`` adds float conversion."""
+    attrs = {"dtype": dtypes.as_dtype(dtype), "expand_animations": bool(expand_animations)}
     return _decode("DecodeImage", contents, channels or 0, attrs, name)
 
 

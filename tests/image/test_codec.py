@@ -104,6 +104,22 @@ def test_jpeg_ratio_and_decode_image():
     assert ours[1].shape == theirs[1].shape
 
 
+def test_decode_image_gif_and_dtype():
+    frames = [Image.fromarray(_image(3, h=8, w=6)).convert("P") for _ in range(3)]
+    out = io.BytesIO()
+    frames[0].save(out, format="GIF", save_all=True, append_images=frames[1:])
+    gif = _bytes(out.getvalue())
+    png = _bytes(_tf_run(lambda t, x: t.image.encode_png(x), _image(4)))
+    build = lambda t, g, p: [t.image.decode_image(g), t.image.decode_image(g, expand_animations=False),  # noqa: E731
+                             t.image.decode_image(p, dtype=t.float32),
+                             t.image.decode_image(p, channels=3, dtype=t.uint16)]
+    ours, theirs = run_flowmesh(build, gif, png), _tf_run(build, gif, png)
+    assert ours[0].shape == (3, 8, 6, 3)
+    for a, b in zip(ours, theirs):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
 def test_static_shapes():
     with tf.Graph().as_default():
         s = tf.placeholder(tf.string, [])

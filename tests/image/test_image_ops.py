@@ -89,3 +89,18 @@ def test_bad_input_names_the_function_and_shapes():
             tf.image.central_crop(x, 1.5)
         with pytest.raises(InvalidArgumentError, match=r"rgb_to_grayscale.*\(6, 8, 4\)"):
             tf.image.rgb_to_grayscale(tf.zeros([6, 8, 4]))
+
+
+def test_dynamic_shapes_are_checked_when_the_step_runs():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, None, 3])
+        crop = tf.image.crop_to_bounding_box(x, 1, 1, 5, 3)
+        pad = tf.image.pad_to_bounding_box(x, 1, 0, 4, 6)
+        with tf.Session() as sess:
+            image = np.zeros((4, 4, 3), np.float32)
+            with pytest.raises(InvalidArgumentError, match=r"crop_to_bounding_box: height.*\[4 4 3\]"):
+                sess.run(crop, {x: image})
+            with pytest.raises(InvalidArgumentError, match=r"pad_to_bounding_box: height.*\[4 4 3\]"):
+                sess.run(pad, {x: image})
+            assert sess.run(crop, {x: np.zeros((6, 4, 3), np.float32)}).shape == (5, 3, 3)
+            assert sess.run(pad, {x: np.zeros((3, 6, 3), np.float32)}).shape == (4, 6, 3)

@@ -71,6 +71,14 @@ def test_resize_images_v1(method, align):
     assert_same(ours, theirs, rtol=1e-5, atol=1e-3)
 
 
+@pytest.mark.parametrize("size", [(10, 10), (3, 20), (12, 5)])
+def test_preserve_aspect_ratio(size):
+    ours, theirs = run_both(lambda t, x: [
+        t.image.resize_images(x, list(size), preserve_aspect_ratio=True),
+        t.image.resize_images(x[0], list(size), method=1, preserve_aspect_ratio=True)], _IMAGES)
+    assert_same(ours, theirs)
+
+
 def test_static_shapes():
     with tf.Graph().as_default():
         x = tf.placeholder(tf.uint8, [None, 5, 7, 3])
