@@ -261,9 +261,7 @@ def test_interpreter_exits_cleanly_with_a_running_pipeline(tmp_path):
         "sess = tf.Session()\n"
         "for _ in range(3):\n"
         "    print(sess.run(x)[0].shape)\n")
-    from flowmesh.testing.cluster import child_env
-
-    from flowmesh.testing.cluster import REPO
+    from flowmesh.testing.cluster import REPO, child_env
 
     for _ in range(2):  # without the exit handler this aborted 2 runs in 3
         result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
