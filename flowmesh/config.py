@@ -87,6 +87,9 @@ FLOWMESH_CLUSTER_SECRET         (unset)  The job's shared secret (set by the lau
                                          by hand on every task); see docs/security.md.
 FLOWMESH_CLUSTER_SECRET_FILE    (unset)  A file holding the secret (mode 0600, owned by
                                          this user); the launchers pass this one.
+FLOWMESH_WRITE_ROOTS            (unset)  Directories (``:``-separated) under which this
+                                         process's checkpoint ops may create, replace or
+                                         delete files; unset: anywhere.
 FLOWMESH_TLS_CERT / _KEY / _CA  (unset)  PEM files: this task's certificate and key, and
                                          the CA that signs the cluster's certificates
                                          (gRPC over TLS; with a CA on the server, clients
@@ -207,6 +210,7 @@ FANOUT_CALLS = Setting("FLOWMESH_FANOUT_CALLS", 4, int, "concurrent calls that a
 CLUSTER_SECRET = Setting("FLOWMESH_CLUSTER_SECRET", "", str, "the job's shared secret")
 CLUSTER_SECRET_FILE = Setting("FLOWMESH_CLUSTER_SECRET_FILE", "", str,
                               "path of a 0600 file holding the job's secret")
+WRITE_ROOTS = Setting("FLOWMESH_WRITE_ROOTS", "", str, "directories checkpoint writes are confined to")
 TLS_CERT = Setting("FLOWMESH_TLS_CERT", "", str, "PEM certificate of this task")
 TLS_KEY = Setting("FLOWMESH_TLS_KEY", "", str, "PEM private key of this task")
 TLS_CA = Setting("FLOWMESH_TLS_CA", "", str, "PEM CA certificate(s) of the cluster")

@@ -10,6 +10,9 @@ the user has that filesystem installed. Object stores (S3, GCS, Azure) publish a
 only when its upload completes, so they are written in place (an upload that fails is
 discarded); other remote filesystems use a temporary file and a rename.
 
+With ``FLOWMESH_WRITE_ROOTS`` set (a server's confinement, ``docs/security.md``), every
+function that creates, replaces or deletes files refuses paths outside those roots.
+
 Every function raises flowmesh errors (``NotFoundError``, ``PermissionDeniedError``,
 ``ResourceExhaustedError``, ``UnavailableError``...) naming the path, never a bare
 ``OSError``.
@@ -27,6 +30,7 @@ import uuid
 from collections.abc import Iterator
 from typing import IO, Any
 
+from flowmesh import config as _config
 from flowmesh.errors import (
     AlreadyExistsError,
     NotFoundError,
@@ -178,11 +182,35 @@ def glob(pattern: str) -> list[str]:
     return sorted(fs.unstrip_protocol(m) for m in found)
 
 
+# --- confinement ---------------------------------------------------------------------------------
+def check_writable(path: str) -> None:
+    """Refuses ``path`` when ``FLOWMESH_WRITE_ROOTS`` is set and it lies outside every root
+    (local paths are compared after resolving ``..`` and symbolic links).
+
+    Raises:
+        PermissionDeniedError: naming the path and the roots.
+    """
+    roots = [r for r in _config.WRITE_ROOTS.get().split(os.pathsep) if r]
+    if not roots:
+        return
+    if is_url(path) and not path.startswith("file://"):
+        allowed = any(path.rstrip("/").startswith(r.rstrip("/")) for r in roots if is_url(r))
+    else:
+        real = os.path.realpath(_local(path))
+        allowed = any(os.path.commonpath([real, os.path.realpath(_local(r))])
+                      == os.path.realpath(_local(r)) for r in roots if not is_url(r) or r.startswith("file://"))
+    if not allowed:
+        raise PermissionDeniedError(
+            None, None, f"Writing {path} is not allowed on this server: files may only be written "
+            f"under {os.pathsep.join(roots)} (FLOWMESH_WRITE_ROOTS)")
+
+
 # --- mutations -----------------------------------------------------------------------------------
 def makedirs(path: str) -> None:
     """Creates a directory and its parents (no error when it exists)."""
     if not path:
         return
+    check_writable(path)
     with _converted(path, "Creating directory"):
         if not is_url(path):
             os.makedirs(_local(path), exist_ok=True)
@@ -193,6 +221,7 @@ def makedirs(path: str) -> None:
 
 def remove(path: str) -> None:
     """Deletes a file; a missing file is not an error."""
+    check_writable(path)
     try:
         if not is_url(path):
             os.remove(_local(path))
@@ -207,6 +236,7 @@ def remove(path: str) -> None:
 
 def remove_tree(path: str) -> None:
     """Deletes a directory tree; a missing directory is not an error."""
+    check_writable(path)
     try:
         if not is_url(path):
             shutil.rmtree(_local(path))
@@ -221,6 +251,8 @@ def remove_tree(path: str) -> None:
 
 def rename(src: str, dst: str) -> None:
     """Moves ``src`` to ``dst``, replacing it (atomic for local paths)."""
+    check_writable(src)
+    check_writable(dst)
     with _converted(src, f"Renaming to {dst}:"):
         if not is_url(src):
             os.replace(_local(src), _local(dst))
@@ -271,6 +303,7 @@ def atomic_write(path: str) -> Iterator[IO[bytes]]:
     Raises:
         PermissionDeniedError, ResourceExhaustedError, NotFoundError...: naming the path.
     """
+    check_writable(path)
     if not is_url(path):
         with _atomic_local(_local(path)) as f:
             yield f

@@ -28,3 +28,25 @@ def test_saving_where_a_file_blocks_the_directory_names_the_path(tmp_path):
             assert str(blocker) in exc.message
         else:
             raise AssertionError("saving under a file succeeded")
+
+
+def test_writes_outside_the_configured_roots_are_refused(tmp_path, monkeypatch):
+    allowed, other = tmp_path / "allowed", tmp_path / "other"
+    allowed.mkdir()
+    other.mkdir()
+    (allowed / "escape").symlink_to(other)
+    monkeypatch.setenv("FLOWMESH_WRITE_ROOTS", str(allowed))
+    v = tf.Variable(2.0, name="v")
+    saver = tf.train.Saver([v])
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        for target in (other / "m.ckpt", allowed / ".." / "other" / "m.ckpt", allowed / "escape" / "m.ckpt"):
+            try:
+                saver.save(sess, str(target))
+            except tf.errors.PermissionDeniedError as exc:
+                assert "FLOWMESH_WRITE_ROOTS" in exc.message
+            else:
+                raise AssertionError(f"saved to {target}")
+        saver.save(sess, str(allowed / "m.ckpt"))
+    assert not list(other.iterdir())
+    assert any(p.name.startswith("m.ckpt") for p in allowed.iterdir())
