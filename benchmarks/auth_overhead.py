@@ -97,7 +97,8 @@ def _report(bench: str, config: str, results: list[Result], scale: Callable[[flo
     print(f"{config:<22}{with_secret:>12.2f}{without:>12.2f}{with_secret / without:>9.3f}  {unit}")
     record = {"bench": bench, "config": config, "flowmesh": round(with_secret, 3),
               "flowmesh_best": round(best[0], 3), "peer": "no-secret",
-              "peer_value": round(without, 3), "ratio": round(with_secret / without, 3)}
+              "peer_value": round(without, 3), "ratio": round(with_secret / without, 3),
+              "rounds": [[round(scale(v), 1) for v in r.rates] for r in results]}
     print(json.dumps(record))
     return record
 
