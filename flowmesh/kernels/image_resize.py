@@ -117,8 +117,8 @@ def _dense(index: np.ndarray, weight: np.ndarray, in_size: int) -> torch.Tensor:
 
 def _interp(x: torch.Tensor, dim: int, index: np.ndarray, weight: np.ndarray) -> torch.Tensor:
     """Combines ``x``'s slices along ``dim`` with TensorFlow's summation order."""
-    idx = torch.from_numpy(index)
-    w = torch.from_numpy(weight)
+    idx = torch.from_numpy(index).to(x.device)
+    w = torch.from_numpy(weight).to(x.device)
     shape = [1] * x.dim()
     shape[dim] = -1
     taps = [x.index_select(dim, idx[:, k]) for k in range(index.shape[1])]
@@ -177,8 +177,8 @@ def _resize_nearest(ctx: KernelContext):
 
     def run(images: Any, size: Any) -> torch.Tensor:
         oh, ow = _checked(ctx, images, size)
-        rows = torch.from_numpy(nearest_taps(images.shape[1], oh, align, half))
-        cols = torch.from_numpy(nearest_taps(images.shape[2], ow, align, half))
+        rows = torch.from_numpy(nearest_taps(images.shape[1], oh, align, half)).to(images.device)
+        cols = torch.from_numpy(nearest_taps(images.shape[2], ow, align, half)).to(images.device)
         return images.index_select(1, rows).index_select(2, cols)
     return run
 
@@ -190,8 +190,8 @@ def _resize_area(ctx: KernelContext):
     def run(images: Any, size: Any) -> torch.Tensor:
         oh, ow = _checked(ctx, images, size)
         h, w = images.shape[1], images.shape[2]
-        ay = torch.from_numpy(area_matrix(h, oh, align))
-        ax = torch.from_numpy(area_matrix(w, ow, align))
+        ay = torch.from_numpy(area_matrix(h, oh, align)).to(images.device)
+        ax = torch.from_numpy(area_matrix(w, ow, align)).to(images.device)
         scale = 1.0 / (float(_scale(h, oh, align)) * float(_scale(w, ow, align)))
         out = torch.einsum("yh,nhwc,xw->nyxc", ay, images.to(torch.float64), ax) * scale
         return out.to(torch.float32)
@@ -204,8 +204,8 @@ def _linear_grad(ctx: KernelContext, taps: Any):
 
     def run(grads: Any, original: Any) -> torch.Tensor:
         h, w = original.shape[1], original.shape[2]
-        ay = _dense_taps(taps, h, grads.shape[1], align, half)
-        ax = _dense_taps(taps, w, grads.shape[2], align, half)
+        ay = _dense_taps(taps, h, grads.shape[1], align, half).to(grads.device)
+        ax = _dense_taps(taps, w, grads.shape[2], align, half).to(grads.device)
         out = torch.einsum("yh,nyxc,xw->nhwc", ay, grads.to(torch.float32), ax)
         return out.to(out_dtype)
     return run
@@ -227,8 +227,8 @@ def _resize_nearest_grad(ctx: KernelContext):
 
     def run(grads: Any, size: Any) -> torch.Tensor:
         h, w = (int(v) for v in torch.as_tensor(size).reshape(-1).tolist())
-        rows = torch.from_numpy(nearest_taps(h, grads.shape[1], align, half))
-        cols = torch.from_numpy(nearest_taps(w, grads.shape[2], align, half))
+        rows = torch.from_numpy(nearest_taps(h, grads.shape[1], align, half)).to(grads.device)
+        cols = torch.from_numpy(nearest_taps(w, grads.shape[2], align, half)).to(grads.device)
         n, _, gw, c = grads.shape
         by_row = grads.new_zeros((n, h, gw, c)).index_add_(1, rows, grads)
         return grads.new_zeros((n, h, w, c)).index_add_(2, cols, by_row)
