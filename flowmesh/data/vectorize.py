@@ -64,6 +64,8 @@ def batched_map(dataset: Dataset, size: Tensor, drop: Tensor, spec: Any) -> Data
     source = maps[-1].inputs[0]
     types = list(source.op.attrs["output_types"])
     shapes = [TensorShape(s) for s in source.op.attrs["output_shapes"]]
+    if not all(s.is_fully_defined() for s in shapes):
+        return None  # batching first could fail where the maps make shapes uniform
     vectorized = []
     for m in reversed(maps):
         graph = _vectorize(m.attrs["f"], types, shapes)
@@ -154,7 +156,8 @@ def _convert(op: Operation, inputs: Sequence[Mapped], new: FuncGraph) -> list[Ma
         return _reshape(op, tensors, new)
     if op.type == "OneHot" and batched[0] and not any(batched[1:]) and op.attrs.get("axis", -1) == -1:
         return [(t, True) for t in _copy(op, tensors, new)]
-    if op.type == "ParseExample" and op.attrs.get("single") and not op.attrs["sparse_keys"]:
+    if op.type == "ParseExample" and op.attrs.get("single") and not op.attrs["sparse_keys"] \
+            and not any(op.attrs["dense_sequence"]):  # padded sequences would batch unequal rows
         return [(t, True) for t in _copy(op, tensors, new, {**op.attrs, "single": False})]
     return None
 

@@ -59,3 +59,18 @@ def test_functions_without_batch_rules_keep_the_order_of_stages():
 
     _, op_type, _, _ = _run(True, noisy)
     assert op_type == "BatchDatasetV2"
+
+
+def test_inputs_of_unknown_shape_are_not_batched_first():
+    """Elements [2, 3] and [3, 2] reshaped to [6] batch fine; batching them first would not."""
+    def gen():
+        yield np.zeros((2, 3), np.float32)
+        yield np.ones((3, 2), np.float32)
+
+    with tf.Graph().as_default():
+        batched = tf.data.Dataset.from_generator(gen, tf.float32, [None, None]) \
+            .map(lambda x: tf.reshape(x, [6])).batch(2)
+        assert batched._variant_tensor.op.type == "BatchDatasetV2"
+        with tf.Session() as sess:
+            got = sess.run(batched.make_one_shot_iterator().get_next())
+    np.testing.assert_array_equal(got, [[0] * 6, [1] * 6])
