@@ -356,6 +356,12 @@ from flowmesh.core.sparse_tensor import SparseTensor, SparseTensorValue
 from flowmesh.ops.parsing_config import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from flowmesh.ops.parsing_ops import parse_example, parse_single_example, parse_single_sequence_example
 from flowmesh.ops.sparse_ops import sparse_tensor_to_dense, sparse_to_dense
+from flowmesh.ops.sparse_tf1 import (  # noqa: F401 - TF1's top-level sparse_* spellings
+    sparse_add, sparse_concat, sparse_fill_empty_rows, sparse_mask, sparse_matmul, sparse_maximum,
+    sparse_merge, sparse_minimum, sparse_placeholder, sparse_reduce_max, sparse_reduce_max_sparse,
+    sparse_reduce_sum, sparse_reduce_sum_sparse, sparse_reorder, sparse_reset_shape, sparse_reshape,
+    sparse_retain, sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum, sparse_slice,
+    sparse_softmax, sparse_split, sparse_tensor_dense_matmul, sparse_to_indicator, sparse_transpose)
 from flowmesh.ops.decode_ops import decode_csv, decode_raw
 from flowmesh import image
 from flowmesh.image import random_crop

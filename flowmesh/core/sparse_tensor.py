@@ -77,6 +77,18 @@ class SparseTensor:
     def _fetch_components(self) -> tuple[list[Tensor], Any]:
         return [self._indices, self._values, self._dense_shape], SparseTensorValue
 
+    def _feed_components(self, value: Any) -> list[tuple[Tensor, Any]]:
+        """Feeding a SparseTensor feeds its three tensors (a SparseTensorValue or a triple)."""
+        if isinstance(value, SparseTensor):
+            raise TypeError("The value of a SparseTensor feed cannot be a SparseTensor; feed a "
+                            "tf.compat.v1.SparseTensorValue(indices, values, dense_shape)")
+        if hasattr(value, "indices"):
+            value = (value.indices, value.values, value.dense_shape)
+        if not isinstance(value, (tuple, list)) or len(value) != 3:
+            raise TypeError(f"A SparseTensor feed must be a SparseTensorValue or an (indices, values, "
+                            f"dense_shape) triple, got {type(value).__name__}")
+        return list(zip((self._indices, self._values, self._dense_shape), value))
+
     def eval(self, feed_dict: Any = None, session: Any = None) -> SparseTensorValue:
         return (session or get_default_session_or_raise()).run(self, feed_dict)
 

@@ -25,6 +25,19 @@ def _to_dense_grad(op: Operation, grad: Tensor) -> list[Any]:
 register_op("SparseToDense", _to_dense_shape, grad=_to_dense_grad)
 
 
+def as_sparse(value: Any, op_name: str) -> SparseTensor:
+    """``value`` as a SparseTensor (a SparseTensorValue is converted).
+
+    Raises:
+        TypeError: ``value`` is neither, naming ``op_name``.
+    """
+    if isinstance(value, SparseTensor):
+        return value
+    if not all(hasattr(value, a) for a in ("indices", "values", "dense_shape")):
+        raise TypeError(f"{op_name}: input must be a SparseTensor, got {type(value).__name__}")
+    return SparseTensor.from_value(value)
+
+
 def sparse_to_dense(sparse_indices: Any, output_shape: Any, sparse_values: Any,
                     default_value: Any = 0, validate_indices: bool = True,
                     name: str | None = None) -> Tensor:
