@@ -21,7 +21,7 @@ def _run(script: str, *args: str) -> str:
 
 
 def test_the_tensorflowonspark_program_trains_from_an_rdd():
-    out = _run("spark_digits.py", "--input_mode", "spark", "--executors", "3", "--ps", "1")
+    out = _run("spark_digits.py", "--input_mode", "spark", "--executors", "3", "--ps", "1", "--epochs", "2")
     accuracy = float(re.search(r"chief accuracy ([0-9.]+)", out).group(1))
     assert accuracy >= 0.9, out
 
