@@ -357,6 +357,7 @@ from flowmesh.ops.parsing_config import FixedLenFeature, FixedLenSequenceFeature
 from flowmesh.ops.parsing_ops import parse_example, parse_single_example, parse_single_sequence_example
 from flowmesh.ops.sparse_ops import sparse_tensor_to_dense, sparse_to_dense
 from flowmesh.ops.sparse_tf1 import (  # noqa: F401 - TF1's top-level sparse_* spellings
+    convert_to_tensor_or_sparse_tensor,
     sparse_add, sparse_concat, sparse_fill_empty_rows, sparse_mask, sparse_matmul, sparse_maximum,
     sparse_merge, sparse_minimum, sparse_placeholder, sparse_reduce_max, sparse_reduce_max_sparse,
     sparse_reduce_sum, sparse_reduce_sum_sparse, sparse_reorder, sparse_reset_shape, sparse_reshape,

@@ -49,6 +49,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     search_ops,
     segment_ops,
     select_ops,
+    sparse_count_ops,
     sparse_manip_ops,
     sparse_math_ops,
     sparse_ops,

@@ -152,3 +152,22 @@ def _fill_empty_rows(ctx: KernelContext):
         return all_idx[perm], out_vals, empty, reverse[:indices.shape[0]]
 
     return run
+
+
+@kernel("SparseSliceGrad")
+def _slice_grad(ctx: KernelContext):
+    def run(grad: Any, indices: Any, start: Any, out_indices: Any) -> Any:
+        shifted = indices - start.reshape(1, -1)
+        result = torch.zeros(indices.shape[0], dtype=grad.dtype)
+        if out_indices.shape[0] == 0:
+            return result
+        dims = (torch.cat([shifted.clamp(min=0), out_indices]).max(0).values + 1).tolist()
+        inside = (shifted >= 0).all(1)
+        lin_in, lin_out = linearize(shifted.clamp(min=0), dims), linearize(out_indices, dims)
+        order = torch.argsort(lin_out)
+        pos = torch.searchsorted(lin_out[order], lin_in).clamp(max=lin_out.numel() - 1)
+        hit = inside & (lin_out[order][pos] == lin_in)
+        result[hit] = grad[order[pos[hit]]]
+        return result
+
+    return run

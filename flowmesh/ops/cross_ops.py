@@ -57,3 +57,46 @@ def feature_cross_hashed(values: Sequence[Tensor], masks: Sequence[Tensor], num_
     op = make_op("FeatureCrossHashed", list(values) + list(masks), attrs,
                  name=name or "FeatureCrossHashed")
     return op.outputs[0], op.outputs[1]
+
+
+# --- SparseCross (tf.sparse.cross / cross_hashed) --------------------------------------------
+def _sparse_cross_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
+    out = dtypes.int64 if attrs["hashed_output"] else dtypes.string
+    return [(dtypes.int64, TensorShape([None, 2])), (out, TensorShape([None])), (dtypes.int64, TensorShape([2]))]
+
+
+register_op("SparseCross", _sparse_cross_shape, not_differentiable=True)
+
+
+def _cross(inputs: Sequence[Any], hashed: bool, num_buckets: int, hash_key: int | None, name: str) -> Any:
+    from flowmesh.core.convert import convert_to_tensor
+    from flowmesh.core.sparse_tensor import SparseTensor
+
+    sparse = [x for x in inputs if isinstance(x, SparseTensor) or hasattr(x, "dense_shape")]
+    dense = [convert_to_tensor(x) for x in inputs if not (isinstance(x, SparseTensor) or hasattr(x, "dense_shape"))]
+    sparse = [SparseTensor.from_value(s) for s in sparse]
+    for t in [s.values for s in sparse] + dense:
+        if t.dtype not in (dtypes.string, dtypes.int64):
+            raise TypeError(f"sparse.cross: inputs must be string or int64, got {t.dtype.name} ({t.name})")
+    if not sparse and not dense:
+        raise InvalidArgumentError("sparse.cross: needs at least one input")
+    attrs = {"N": len(sparse), "hashed_output": hashed, "num_buckets": int(num_buckets),
+             "hash_key": DEFAULT_HASH_KEY if hash_key is None else int(hash_key)}
+    flat = [s.indices for s in sparse] + [s.values for s in sparse] + [s.dense_shape for s in sparse] + dense
+    op = make_op("SparseCross", flat, attrs, name=name)
+    return SparseTensor(*op.outputs)
+
+
+def sparse_cross(inputs: Sequence[Any], name: str | None = None, separator: str | None = None) -> Any:
+    """``tf.sparse.cross``: per row, every combination of the inputs' values joined by ``_X_``
+    (SparseTensors first, then dense ``[batch, n]`` tensors, as TensorFlow orders them)."""
+    if separator not in (None, "_X_"):
+        raise InvalidArgumentError(f"sparse.cross: only the separator '_X_' is supported, got {separator!r}")
+    return _cross(inputs, False, 0, None, name or "SparseCross")
+
+
+def sparse_cross_hashed(inputs: Sequence[Any], num_buckets: int = 0, hash_key: int | None = None,
+                        name: str | None = None) -> Any:
+    """``tf.sparse.cross_hashed``: the crosses as FingerprintCat64 hashes (mod ``num_buckets``
+    when > 0)."""
+    return _cross(inputs, True, num_buckets, hash_key, name or "SparseCrossHashed")

@@ -72,7 +72,15 @@ def _slice_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
             (dtypes.int64, inputs[2].shape)]
 
 
-register_op("SparseSlice", _slice_shape, not_differentiable=True)
+def _slice_grad(op: Operation, *grads: Any) -> list[Any]:
+    ind, values, _, start, _ = op.inputs
+    grad = make_op("SparseSliceGrad", [grads[1], ind, start, op.outputs[0]]).outputs[0]
+    return [None, grad, None, None, None]
+
+
+register_op("SparseSlice", _slice_shape, grad=_slice_grad)
+register_op("SparseSliceGrad", lambda i, a: [(i[0].dtype, TensorShape([_n(i[1]) if i[1].shape.rank else None]))],
+            not_differentiable=True)
 
 
 def slice(sp_input: Any, start: Any, size: Any, name: str | None = None) -> Any:  # noqa: A001

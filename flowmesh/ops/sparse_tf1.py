@@ -35,6 +35,22 @@ sparse_tensor_dense_matmul = _math.sparse_dense_matmul
 sparse_to_indicator = _manip.to_indicator
 sparse_transpose = _manip.transpose
 
+def convert_to_tensor_or_sparse_tensor(value: Any, dtype: Any = None, name: str | None = None) -> Any:
+    """``tf.convert_to_tensor_or_sparse_tensor``: SparseTensors (and values) as SparseTensors,
+    anything else through ``convert_to_tensor``."""
+    from flowmesh.core.convert import convert_to_tensor
+    from flowmesh.core.sparse_tensor import SparseTensor
+
+    if isinstance(value, SparseTensor) or hasattr(value, "dense_shape") and hasattr(value, "indices") \
+            and not hasattr(value, "device_spec") and type(value).__name__ == "SparseTensorValue":
+        sp = SparseTensor.from_value(value)
+        if dtype is not None and sp.dtype != dtype:
+            raise TypeError(f"convert_to_tensor_or_sparse_tensor: SparseTensor of {sp.dtype.name} "
+                            f"requested as {dtype}")
+        return sp
+    return convert_to_tensor(value, dtype=dtype, name=name)
+
+
 def sparse_matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
                   a_is_sparse: bool = False, b_is_sparse: bool = False, name: str | None = None) -> Tensor:
     """``tf.sparse_matmul``: a dense matmul (the sparsity flags are TensorFlow's CPU hints)."""
@@ -43,4 +59,4 @@ def sparse_matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool =
     return matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b, name=name)
 
 
-__all__ = [n for n in dir() if n.startswith("sparse_")]
+__all__ = [n for n in dir() if n.startswith("sparse_")] + ["convert_to_tensor_or_sparse_tensor"]

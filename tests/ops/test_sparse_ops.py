@@ -35,7 +35,8 @@ SPECS = {
     "concat": (lambda tf, a, b, c, u, d, m: tf.sparse.concat(1, [a, b]), False),
     "concat_expand": (lambda tf, a, b, c, u, d, m: tf.sparse.concat(
         0, [a, tf.sparse.reset_shape(b, [3, 6])], expand_nonconcat_dim=True), False),
-    "slice": (lambda tf, a, b, c, u, d, m: tf.sparse.slice(a, [1, 1], [5, 2]), False),
+    "slice": (lambda tf, a, b, c, u, d, m: tf.sparse.slice(a, [1, 1], [5, 2]), True),
+    "slice_3d": (lambda tf, a, b, c, u, d, m: tf.sparse.slice(c, [0, 1, 0], [2, 2, 1]), True),
     "split": (lambda tf, a, b, c, u, d, m: tf.sparse.split(sp_input=a, num_split=3, axis=1), False),
     "retain": (lambda tf, a, b, c, u, d, m: tf.sparse.retain(a, [True, False, True, False]), True),
     "reset_shape": (lambda tf, a, b, c, u, d, m: tf.sparse.reset_shape(a), False),
@@ -64,9 +65,26 @@ SPECS = {
     "segment_mean": (lambda tf, a, b, c, u, d, m: tf.sparse.segment_mean(tf.constant(D), [0, 2, 1], [0, 0, 2]), True),
     "segment_sqrt_n": (lambda tf, a, b, c, u, d, m: tf.sparse.segment_sqrt_n(
         tf.constant(D), [0, 2, 1], [0, 0, 1], num_segments=3), True),
+    "cross": (lambda tf, a, b, c, u, d, m: tf.sparse.cross([_strings(tf), tf.constant([[7], [8], [9]], tf.int64)]), False),
+    "cross_hashed": (lambda tf, a, b, c, u, d, m: tf.sparse.cross_hashed(
+        [_strings(tf), tf.constant([["x", "y"], ["z", "w"], ["v", "u"]])], num_buckets=100), False),
+    "cross_hashed_raw": (lambda tf, a, b, c, u, d, m: tf.sparse.cross_hashed(
+        [tf.constant([[3, 4]], tf.int64), tf.constant([["q"]])], hash_key=77), False),
+    "bincount": (lambda tf, a, b, c, u, d, m: tf.sparse.bincount(tf.constant([[1, 3, 3], [0, 5, 1]])), False),
+    "bincount_rows_weights": (lambda tf, a, b, c, u, d, m: tf.sparse.bincount(
+        tf.constant([[1, 3, 3], [0, 5, 1]], tf.int64), weights=tf.constant([[1., 2., 3.], [4., 5., 6.]]),
+        axis=-1, minlength=7), False),
+    "bincount_binary_max": (lambda tf, a, b, c, u, d, m: tf.sparse.bincount(
+        tf.constant([1, 3, 3, 9]), maxlength=4, binary_output=True), False),
+    "bincount_sparse_rows": (lambda tf, a, b, c, u, d, m: tf.sparse.bincount(tf.SparseTensor(
+        [[0, 0], [0, 2], [1, 1]], tf.constant([2, 2, 4], tf.int64), [2, 3]), axis=-1), False),
     "tf1_spellings": (lambda tf, a, b, c, u, d, m: [tf.sparse_tensor_to_dense(tf.sparse_add(a, b)),
                                                     tf.sparse_reduce_sum(tf.sparse_transpose(a), 0)], False),
 }
+
+
+def _strings(tf):
+    return tf.SparseTensor([[0, 0], [0, 1], [2, 0]], tf.constant(["a", "b", "c"]), [3, 2])
 
 
 def _build(tf, build):
@@ -110,7 +128,10 @@ def _run(tf, build, with_grads):
 def _compare(ours, theirs, path="out"):
     if hasattr(theirs, "dense_shape"):
         np.testing.assert_array_equal(ours.indices, theirs.indices, err_msg=f"{path}.indices")
-        np.testing.assert_allclose(ours.values, theirs.values, rtol=1e-5, atol=1e-6, err_msg=f"{path}.values")
+        if theirs.values.dtype == object:
+            assert list(ours.values) == list(theirs.values), f"{path}.values"
+        else:
+            np.testing.assert_allclose(ours.values, theirs.values, rtol=1e-5, atol=1e-6, err_msg=f"{path}.values")
         np.testing.assert_array_equal(ours.dense_shape, theirs.dense_shape, err_msg=f"{path}.dense_shape")
     elif isinstance(theirs, (list, tuple)):
         assert len(ours) == len(theirs), path
@@ -138,6 +159,9 @@ def test_sparse_placeholder_is_fed_a_sparse_tensor_value():
         with tf.Session() as sess:
             value = tf.SparseTensorValue([[0, 1], [2, 2]], [4.0, 5.0], [3, 3])
             np.testing.assert_allclose(sess.run(total, {sp: value}), [4.0, 0.0, 5.0])
+            np.testing.assert_allclose(sess.run(total, {sp: value._replace(values=[1.0, 2.0])}), [1.0, 0.0, 2.0])
+            assert tf.convert_to_tensor_or_sparse_tensor(value).dtype == tf.float32
+            assert tf.convert_to_tensor_or_sparse_tensor(sp) is sp
 
 
 @pytest.mark.parametrize("build, pattern", [
