@@ -41,6 +41,14 @@ _INPUT_TYPE_ATTRS: dict[str, dict[str, int]] = {
     "AssignSubVariableOp": {"dtype": 1}, "Shape": {"T": 0}, "Size": {"T": 0}, "Rank": {"T": 0},
     "Select": {"T": 1}, "SelectV2": {"T": 1}, "SparseSoftmaxCrossEntropyWithLogits": {"T": 0, "Tlabels": 1},
     "BroadcastTo": {"T": 0, "Tidx": 1}, "Squeeze": {"T": 0}, "Split": {"T": 1}, "SplitV": {"T": 0, "Tlen": 1},
+    # tf.sparse (ops/sparse_*.py); SparseConcat sets its T itself (the values follow N indices)
+    **{op: {"T": 1} for op in ("SparseReorder", "SparseSlice", "SparseFillEmptyRows", "SparseReduceSum",
+                               "SparseReduceMax", "SparseReduceSumSparse", "SparseReduceMaxSparse",
+                               "SparseSparseMaximum", "SparseSparseMinimum", "SparseSoftmax")},
+    "SparseReshape": {}, "SparseSplit": {"T": 2}, "SparseSliceGrad": {"T": 0}, "SparseAddGrad": {"T": 0},
+    "SparseAdd": {"T": 1, "Treal": 6}, "SparseTensorDenseAdd": {"T": 1, "Tindices": 0},
+    "SparseTensorDenseMatMul": {"T": 1, "Tindices": 0}, "SparseToDense": {"T": 2, "Tindices": 0},
+    "DenseCountSparseOutput": {"T": 0, "output_type": 1}, "SparseCountSparseOutput": {"T": 1, "output_type": 3},
 }
 # Ops whose OpDef has no ``T`` (everything else with inputs gets T = its first input's dtype).
 _NO_T = {

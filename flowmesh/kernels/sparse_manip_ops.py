@@ -77,7 +77,6 @@ def _slice(ctx: KernelContext):
 def _concat(ctx: KernelContext):
     n = int(ctx.attr("N"))
     axis = int(ctx.attr("concat_dim"))
-    expand = bool(ctx.attr("expand_nonconcat_dim", False))
 
     def run(*args: Any) -> tuple[Any, Any, Any]:
         inds, vals, shapes = args[:n], args[n:2 * n], [dims_of(s) for s in args[2 * n:]]
@@ -85,10 +84,9 @@ def _concat(ctx: KernelContext):
         ax = axis + rank if axis < 0 else axis
         out = list(shapes[0])
         for s in shapes[1:]:
-            if len(s) != rank or (not expand and any(a != b for i, (a, b) in enumerate(zip(s, out)) if i != ax)):
+            if len(s) != rank or any(a != b for i, (a, b) in enumerate(zip(s, out)) if i != ax):
                 raise InvalidArgumentError(f"SparseConcat: input shapes {shapes} must match except "
                                            f"in the concat dimension {axis}")
-            out = [max(a, b) for a, b in zip(out, s)] if expand else out
         offset, parts = 0, []
         for ind, s in zip(inds, shapes):
             shifted = ind.clone()

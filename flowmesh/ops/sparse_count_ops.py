@@ -21,7 +21,7 @@ def _count_shape(values_at: int, weights_at: int):
     def rule(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
         weights, values = inputs[weights_at], inputs[values_at]
         out = weights.dtype if weights.shape.num_elements() != 0 else values.dtype
-        rank = attrs["out_rank"]
+        rank = inputs[0].shape.rank if values_at == 0 else inputs[2].shape.as_list()[0]
         return [(dtypes.int64, TensorShape([None, rank])), (out, TensorShape([None])),
                 (dtypes.int64, TensorShape([rank]))]
 
@@ -48,7 +48,6 @@ def bincount(values: Any, weights: Any = None, axis: int = 0, minlength: Any = N
         w = sp.values if weights is None else SparseTensor.from_value(weights).values
         w = array_ops.zeros([0], dtype=sp.values.dtype) if weights is None else w
         shape = sp.dense_shape if axis == -1 else array_ops.reshape(_prod(sp.dense_shape), [1])
-        attrs["out_rank"] = 2 if axis == -1 else 1
         op = make_op("SparseCountSparseOutput", [sp.indices, sp.values, shape, w], attrs,
                      name=name or "SparseCountSparseOutput")
         return SparseTensor(*op.outputs)
@@ -59,7 +58,6 @@ def bincount(values: Any, weights: Any = None, axis: int = 0, minlength: Any = N
         raise InvalidArgumentError(f"sparse.bincount: axis=-1 needs a rank-2 input, got shape {v.shape}")
     w = array_ops.zeros([0], dtype=v.dtype) if weights is None else \
         array_ops.reshape(convert_to_tensor(weights, name="weights"), [-1])
-    attrs["out_rank"] = v.shape.rank
     op = make_op("DenseCountSparseOutput", [v, w], attrs, name=name or "DenseCountSparseOutput")
     return SparseTensor(*op.outputs)
 

@@ -107,9 +107,14 @@ def concat(axis: Any, sp_inputs: Sequence[Any], name: str | None = None, expand_
     axis = concat_dim if concat_dim is not None else axis
     expand = expand_nonconcat_dims if expand_nonconcat_dims is not None else expand_nonconcat_dim
     sps = [as_sparse(s, "sparse.concat") for s in sp_inputs]
-    inputs = [s.indices for s in sps] + [s.values for s in sps] + [s.dense_shape for s in sps]
-    op = make_op("SparseConcat", inputs, {"N": len(sps), "concat_dim": int(axis),
-                                          "expand_nonconcat_dim": bool(expand)}, name=name or "SparseConcat")
+    shapes = [s.dense_shape for s in sps]
+    if expand:  # as TensorFlow's Python: every shape becomes the max outside the concat dim
+        biggest = reduction_ops.reduce_max(array_ops.stack(shapes), axis=0)
+        rank = array_ops.shape(biggest, out_type=dtypes.int64)[0]
+        at = math_ops.equal(range_ops.range(rank), (_int64(axis, "axis") + rank) % rank)
+        shapes = [select_ops.where(at, s, biggest) for s in shapes]
+    inputs = [s.indices for s in sps] + [s.values for s in sps] + shapes
+    op = make_op("SparseConcat", inputs, {"N": len(sps), "concat_dim": int(axis), "T": sps[0].dtype}, name=name or "SparseConcat")
     return type(sps[0])(*op.outputs)
 
 

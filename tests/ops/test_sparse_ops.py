@@ -78,6 +78,10 @@ SPECS = {
         tf.constant([1, 3, 3, 9]), maxlength=4, binary_output=True), False),
     "bincount_sparse_rows": (lambda tf, a, b, c, u, d, m: tf.sparse.bincount(tf.SparseTensor(
         [[0, 0], [0, 2], [1, 1]], tf.constant([2, 2, 4], tf.int64), [2, 3]), axis=-1), False),
+    "strings": (lambda tf, a, b, c, u, d, m: [tf.sparse.reorder(tf.SparseTensor(
+        [[1, 0], [0, 1]], tf.constant(["p", "q"]), [2, 2])), tf.sparse.concat(0, [_strings(tf), _strings(tf)]),
+        tf.sparse.fill_empty_rows(_strings(tf), "e")[0], tf.sparse.split(sp_input=_strings(tf), num_split=2, axis=1)],
+        False),
     "tf1_spellings": (lambda tf, a, b, c, u, d, m: [tf.sparse_tensor_to_dense(tf.sparse_add(a, b)),
                                                     tf.sparse_reduce_sum(tf.sparse_transpose(a), 0)], False),
 }
@@ -171,6 +175,7 @@ def test_sparse_placeholder_is_fed_a_sparse_tensor_value():
     (lambda tf, a, b: tf.sparse.softmax(tf.SparseTensor([[0]], [1.0], [2])), r"SparseSoftmax.*rank"),
     (lambda tf, a, b: tf.sparse.add(_sp(tf, U), a), r"SparseAdd.*out of order.*\[2, 1\] then \[0, 3\].*reorder"),
     (lambda tf, a, b: tf.sparse.softmax(_sp(tf, U)), r"SparseSoftmax.*out of order"),
+    (lambda tf, a, b: tf.sparse.concat(0, [a, tf.sparse.reset_shape(b, [3, 5])]), r"SparseConcat.*\[3, 5\]"),
     (lambda tf, a, b: tf.sparse.reorder(tf.SparseTensor([[0, 7]], [1.0], [2, 2])), r"SparseReorder.*out of bounds"),
 ])
 def test_bad_input_names_the_op_and_shapes(build, pattern):
@@ -180,3 +185,29 @@ def test_bad_input_names_the_op_and_shapes(build, pattern):
             out = build(tf, _sp(tf, A), _sp(tf, B))  # static shapes: raised while building
             with tf.Session() as sess:
                 sess.run(out)
+
+
+def test_graph_def_runs_in_tensorflow():
+    """Sparse ops export with TensorFlow's op names and type attrs: TF imports and runs them."""
+    tf1 = require_tensorflow()
+    tf = flowmesh.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        a, b, c, u = (_sp(tf, t) for t in (A, B, C, U))
+        outs = [tf.sparse.to_dense(tf.sparse.concat(1, [a, b])), tf.sparse.to_dense(tf.sparse.add(a, b)),
+                tf.sparse.sparse_dense_matmul(a, tf.constant(M)), tf.sparse.reduce_sum(c, 1),
+                tf.sparse.to_dense(tf.sparse.reshape(c, [3, -1])), tf.sparse.reorder(u).values,
+                tf.sparse.softmax(c).values, tf.sparse.add(a, tf.constant(D)),
+                tf.sparse.to_dense(tf.sparse.fill_empty_rows(tf.sparse.reset_shape(a, [5, 4]), -1.0)[0]),
+                tf.sparse.split(sp_input=a, num_split=2, axis=1)[1].values, tf.sparse.slice(a, [1, 1], [2, 2]).values,
+                tf.sparse.maximum(a, b).values, tf.sparse.bincount(tf.constant([1, 3, 3])).values]
+        with tf.Session(graph=graph) as sess:
+            ours = sess.run(outs)
+        names = [t.name for t in outs]
+        serialized = graph.as_graph_def().SerializeToString()
+    with tf1.Graph().as_default() as theirs_graph:
+        tf1.import_graph_def(tf1.GraphDef.FromString(serialized), name="")
+        with tf1.Session(graph=theirs_graph) as sess:
+            theirs = sess.run(names)
+    for name, o, t in zip(names, ours, theirs):
+        np.testing.assert_allclose(o, t, rtol=1e-6, err_msg=name)
