@@ -68,6 +68,8 @@ class MirroredExtended(distribute_lib.StrategyExtended):
         self._run_id = 0
         self._collectives = 0
         self._owners: dict[Any, MirroredVariable] = {}  # component op -> its mirrored variable
+        self._slots: dict[MirroredVariable, list[MirroredVariable]] = {}  # made in replica 0
+        self._slots_taken: dict[MirroredVariable, int] = {}
 
     # --- variables ------------------------------------------------------------------------
     def _current_index(self) -> int | None:
@@ -81,9 +83,9 @@ class MirroredExtended(distribute_lib.StrategyExtended):
         index = self._current_index()
         if graph._colocation_stack:  # optimizer slots and other state kept next to a variable
             owner = self._owners.get(graph._colocation_stack[-1])
-            if owner is None or index:
+            if owner is None:
                 return next_creator(**kwargs)
-            return self._mirror(next_creator, kwargs, colocate_with=owner)
+            return self._colocated(next_creator, kwargs, owner, index)
         if index:  # replicas > 0 reuse what replica 0 created, in the same order
             return self._replay(kwargs.get("name"))
         variable = self._mirror(next_creator, kwargs)
@@ -91,12 +93,32 @@ class MirroredExtended(distribute_lib.StrategyExtended):
             self._created.append(variable)
         return variable
 
+    def _colocated(self, next_creator: Callable[..., Any], kwargs: dict[str, Any],
+                   owner: MirroredVariable, index: int | None) -> Any:
+        """A slot (or other state) next to ``owner``: mirrored when the first replica (or
+        no replica) creates it; a later replica whose own optimizer creates the same slots
+        (an optimizer built per replica, as in an Estimator's ``model_fn``) gets the first
+        replica's mirrored slots back, in creation order."""
+        if not index:
+            slot = self._mirror(next_creator, kwargs, colocate_with=owner)
+            if index == 0:
+                self._slots.setdefault(owner, []).append(slot)
+            return slot
+        made = self._slots.get(owner, [])
+        taken = self._slots_taken.get(owner, 0)
+        if taken >= len(made):
+            return next_creator(**kwargs)
+        self._slots_taken[owner] = taken + 1
+        return made[taken]
+
     def start_run(self) -> None:
         self._created, self._replayed = [], 0
+        self._slots, self._slots_taken = {}, {}
         self._run_id += 1
 
     def next_replica(self) -> None:
         self._replayed = 0
+        self._slots_taken = {}
         self._collectives = 0
 
     def _instance_key(self) -> int:

@@ -120,7 +120,10 @@ class MirroredVariable(Variable):
     def initializer(self) -> Operation:
         from flowmesh.ops.control_flow_ops import group
 
-        return group(*[c.initializer for c in self._components], name=f"{self.primary.op.name}/init")
+        if self.__dict__.get("_initializer") is None:  # built once: the graph may be finalized later
+            self.__dict__["_initializer"] = group(*[c.initializer for c in self._components],
+                                                  name=f"{self.primary.op.name}/init")
+        return self.__dict__["_initializer"]
 
     def is_variable_initialized(self) -> Tensor:
         return self.primary.is_variable_initialized()

@@ -48,6 +48,29 @@ def call_input_fn(input_fn: Callable, mode: str, config: Any, params: dict,
     initializable iterator whose initializer is added to ``extra_init_ops`` (run before
     every evaluation, so one eval graph serves many checkpoints).
     """
+    result = _invoke_input_fn(input_fn, mode, config, params)
+    if mode != "train" and hasattr(result, "make_initializable_iterator"):
+        iterator = result.make_initializable_iterator()
+        extra_init_ops.append(iterator.initializer)
+        result = iterator.get_next()
+    elif hasattr(result, "make_one_shot_iterator"):
+        result = result.make_one_shot_iterator().get_next()
+    return _split_result(result, mode)
+
+
+def call_input_fn_per_replica(input_fn: Callable, config: Any, params: dict,
+                              replicas: int) -> list[tuple[Any, Any]]:
+    """TRAIN inputs for ``replicas`` in-graph replicas: ``input_fn`` is called once; a
+    dataset result gives each replica its own next batch (``get_next`` once per replica,
+    so the dataset's batch is the per-replica batch); tensors are given to every replica."""
+    result = _invoke_input_fn(input_fn, "train", config, params)
+    if hasattr(result, "make_one_shot_iterator"):
+        iterator = result.make_one_shot_iterator()
+        return [_split_result(iterator.get_next(), "train") for _ in range(replicas)]
+    return [_split_result(result, "train")] * replicas
+
+
+def _invoke_input_fn(input_fn: Callable, mode: str, config: Any, params: dict) -> Any:
     if not callable(input_fn):
         raise InvalidArgumentError(f"input_fn must be callable, got {input_fn!r}")
     kwargs: dict[str, Any] = {}
@@ -58,13 +81,10 @@ def call_input_fn(input_fn: Callable, mode: str, config: Any, params: dict,
         kwargs["params"] = params
     if "config" in args:
         kwargs["config"] = config
-    result = input_fn(**kwargs)
-    if mode != "train" and hasattr(result, "make_initializable_iterator"):
-        iterator = result.make_initializable_iterator()
-        extra_init_ops.append(iterator.initializer)
-        result = iterator.get_next()
-    elif hasattr(result, "make_one_shot_iterator"):
-        result = result.make_one_shot_iterator().get_next()
+    return input_fn(**kwargs)
+
+
+def _split_result(result: Any, mode: str) -> tuple[Any, Any]:
     if isinstance(result, (tuple, list)):
         if len(result) != 2:
             raise InvalidArgumentError(

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from flowmesh.core.graph import Graph
-from flowmesh.errors import InvalidArgumentError, UnimplementedError
-from flowmesh.estimator import _inputs
+from flowmesh.errors import InvalidArgumentError
+from flowmesh.estimator import _distributed, _inputs
 from flowmesh.estimator._checkpoints import check_compatible, checkpoint_step, warm_start_fn
 from flowmesh.estimator._evaluation import EvalGraph, write_eval_summaries
 from flowmesh.estimator.estimator_spec import validate_spec
@@ -130,10 +130,7 @@ class Estimator:
         if steps is not None and max_steps is not None:
             raise InvalidArgumentError("train: give steps or max_steps, not both")
         if self._config.train_distribute is not None:
-            raise UnimplementedError(None, None, (
-                "RunConfig(train_distribute=...) is not supported by flowmesh's Estimator yet; "
-                "train between-graph through ps tasks (TF_CONFIG, train_and_evaluate) or wrap the "
-                "model_fn's optimizer in flowmesh.collective.DistributedOptimizer under flowmesh run"))
+            _distributed.check_strategy(self._config.train_distribute)
         for name, value in (("steps", steps), ("max_steps", max_steps)):
             if value is not None and value <= 0:
                 raise InvalidArgumentError(f"train: {name} must be positive, got {value}")
@@ -160,12 +157,15 @@ class Estimator:
         with graph.device(self._device_fn()):
             if config.tf_random_seed is not None:
                 set_random_seed(config.tf_random_seed)
-            global_step = get_or_create_global_step()
-            features, labels = _inputs.call_input_fn(input_fn, ModeKeys.TRAIN, config, self.params, [])
-            spec = validate_spec(self._call_model_fn(features, labels, ModeKeys.TRAIN), ModeKeys.TRAIN)
+            spec, global_step = self._train_spec(input_fn)
         check_compatible(self.latest_checkpoint(), graph, self.model_dir)
+        strategy = config.train_distribute
         scaffold = self._train_scaffold(spec)
         all_hooks = [hooks_lib.NanTensorHook(spec.loss)]
+        session_config = config.session_config
+        if strategy is not None:
+            all_hooks.append(_distributed.SyncReplicasHook(strategy))
+            session_config = _distributed.session_config(strategy, session_config)
         if config.log_step_count_steps:
             all_hooks.append(hooks_lib.LoggingTensorHook({"loss": spec.loss, "step": global_step},
                                                          every_n_iter=config.log_step_count_steps))
@@ -187,11 +187,20 @@ class Estimator:
                 scaffold=scaffold, hooks=all_hooks, chief_only_hooks=chief_hooks,
                 save_checkpoint_secs=None if saving_listeners else config.save_checkpoints_secs,
                 save_checkpoint_steps=None if saving_listeners else config.save_checkpoints_steps,
-                save_summaries_steps=config.save_summary_steps or None, config=config.session_config,
+                save_summaries_steps=config.save_summary_steps or None, config=session_config,
                 log_step_count_steps=config.log_step_count_steps or None) as sess:
             while not sess.should_stop():
                 _, loss = sess.run([spec.train_op, spec.loss])
         return loss
+
+    def _train_spec(self, input_fn: Callable) -> tuple[Any, Any]:
+        """The TRAIN spec and global step (replicated under ``train_distribute``)."""
+        if self._config.train_distribute is not None:
+            return _distributed.train_spec(self, input_fn, self._config.train_distribute)
+        global_step = get_or_create_global_step()
+        features, labels = _inputs.call_input_fn(input_fn, ModeKeys.TRAIN, self._config, self.params, [])
+        spec = validate_spec(self._call_model_fn(features, labels, ModeKeys.TRAIN), ModeKeys.TRAIN)
+        return spec, global_step
 
     def _train_scaffold(self, spec: Any) -> Scaffold:
         config = self._config

@@ -98,7 +98,7 @@ def test_bad_input_errors(tmp_path):
         tf.estimator.Estimator(lambda features, labelz: None)
     with pytest.raises(tf.errors.InvalidArgumentError, match="steps or max_steps"):
         _estimator(tmp_path / "b").train(input_fn, steps=1, max_steps=2)
-    with pytest.raises(tf.errors.UnimplementedError, match="train_distribute"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="train_distribute"):
         _estimator(tmp_path / "d", train_distribute=object()).train(input_fn, steps=1)
 
     est = _estimator(tmp_path / "c")
