@@ -34,7 +34,7 @@ def _records(values):
 
 def test_file_policy_shards_the_file_list(tmp_path, caplog):
     _shards(tmp_path, 4)
-    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="flowmesh")  # whatever verbosity an earlier test left
     with tf.Graph().as_default():
         files = tf.data.Dataset.list_files(str(tmp_path / "part-*.tfrecord"), shuffle=True, seed=3)
         dataset = files.interleave(tf.data.TFRecordDataset, cycle_length=2).map(lambda s: s)
@@ -45,7 +45,7 @@ def test_file_policy_shards_the_file_list(tmp_path, caplog):
 
 def test_file_policy_on_a_reader_with_its_own_list(tmp_path, caplog):
     paths = _shards(tmp_path, 3)
-    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="flowmesh")  # whatever verbosity an earlier test left
     with tf.Graph().as_default():
         dataset = tf.data.TFRecordDataset(paths).batch(2)
         mine = tf.data.experimental.auto_shard(dataset, num_workers=2, index=0)
@@ -58,7 +58,7 @@ def test_data_policy_with_fewer_files_than_workers(tmp_path, caplog, monkeypatch
     paths = _shards(tmp_path, 1, per_file=7)
     config = {"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 1}}
     monkeypatch.setenv("TF_CONFIG", json.dumps(config))
-    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="flowmesh")  # whatever verbosity an earlier test left
     with tf.Graph().as_default():
         mine = tf.data.experimental.auto_shard(tf.data.TFRecordDataset(paths))
         assert _elements(mine) == ["0:1", "0:3", "0:5"]
