@@ -12,10 +12,12 @@ FLOWMESH_DEBUG                  0        1 prints placement/partition/plan decis
 FLOWMESH_SIMULATED_GPUS         0        Expose N ``GPU:i`` devices backed by the CPU when
                                          torch sees no CUDA device (for testing placement).
 FLOWMESH_INTRA_OP_THREADS       0        torch intra-op threads (0 = torch's default).
-FLOWMESH_OMP_WAIT_POLICY        PASSIVE  OpenMP wait policy ``import flowmesh`` sets before
+FLOWMESH_OMP_WAIT_POLICY        AUTO     OpenMP wait policy ``import flowmesh`` sets before
                                          torch loads, unless the user set OMP_WAIT_POLICY
-                                         or GOMP_SPINCOUNT: PASSIVE idle threads sleep at
-                                         once instead of spinning against other processes
+                                         or GOMP_SPINCOUNT: AUTO is PASSIVE (idle threads
+                                         sleep at once instead of spinning against other
+                                         processes) when the load average already reaches
+                                         the CPUs, else OpenMP's default
                                          (``runtime/threading_policy.py``). NONE: leave
                                          OpenMP's default. Too late (a warning says so)
                                          when torch was imported before flowmesh.
@@ -192,8 +194,8 @@ ELASTIC_TIMEOUT_S = Setting("FLOWMESH_ELASTIC_TIMEOUT_S", 120.0, float,
 EVAL_CHECKPOINTS = Setting("FLOWMESH_EVAL_CHECKPOINTS", "model_dir", str,
                            "where train_and_evaluate's evaluator reads checkpoints: model_dir or chief")
 
-OMP_WAIT_POLICY = Setting("FLOWMESH_OMP_WAIT_POLICY", "PASSIVE", str,
-                          "OpenMP wait policy set before torch loads (PASSIVE, ACTIVE or NONE)")
+OMP_WAIT_POLICY = Setting("FLOWMESH_OMP_WAIT_POLICY", "AUTO", str,
+                          "OpenMP wait policy set before torch loads (AUTO, PASSIVE, ACTIVE or NONE)")
 USER_OMP_WAIT_POLICY = Setting("OMP_WAIT_POLICY", "", str, "OpenMP wait policy")
 USER_GOMP_SPINCOUNT = Setting("GOMP_SPINCOUNT", "", str, "libgomp spin count")
 ONEDNN_MAX_CPU_ISA = Setting("ONEDNN_MAX_CPU_ISA", "", str, "oneDNN ISA cap (e.g. AVX2)")

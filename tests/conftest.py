@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-# flowmesh sets OpenMP's wait policy (PASSIVE) itself when imported before torch
-# (flowmesh/runtime/threading_policy.py); imported first here, it holds for every test.
-import flowmesh as tf
+# The suite runs many processes on few cores (clusters, ranks, Spark and Ray tasks): their
+# OpenMP threads sleep when idle instead of spinning against each other. flowmesh itself
+# decides at import (AUTO, flowmesh/runtime/threading_policy.py); the suite does not wait
+# for the load average to notice. Set before flowmesh (and torch) load; children inherit it.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import flowmesh as tf  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

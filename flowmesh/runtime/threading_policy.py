@@ -8,9 +8,13 @@ descheduled: a training step fell from hundreds of steps/s to 2-20 (benchmarks/R
 session 13). TensorFlow needs no user setting for this because it owns its thread pools;
 flowmesh owns its threading the same way. :func:`configure_openmp`, run when this module
 is imported (``import flowmesh`` does that first), chooses OpenMP's wait policy before
-torch loads libgomp (which reads it once, at load): ``FLOWMESH_OMP_WAIT_POLICY`` (default
-``PASSIVE``: idle threads sleep at once) unless the user set ``OMP_WAIT_POLICY`` or
-``GOMP_SPINCOUNT`` themselves. If torch was imported before flowmesh it is too late; a
+torch loads libgomp (which reads it once, at load): ``FLOWMESH_OMP_WAIT_POLICY`` unless
+the user set ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` themselves. The default, ``AUTO``,
+decides from the machine at import: ``PASSIVE`` (idle threads sleep at once) when it is
+already oversubscribed (1-minute load average >= the CPUs this process may use), else
+OpenMP's own default. Neither fixed policy holds both cases: on an idle machine PASSIVE
+halved the MLP step (threads are woken at every op), while spinning collapsed steps when
+ten or more processes shared two cores (benchmarks/RESULTS.md, session 13). If torch was imported before flowmesh it is too late; a
 :class:`RuntimeWarning` says so and how to fix it. Child processes (``flowmesh launch``
 tasks, test subprocesses) inherit the setting through the environment.
 
@@ -28,17 +32,21 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from collections.abc import Callable
 
 from flowmesh import config
 
 _configured: list[str] = []  # what configure_openmp decided, for messages and tests
 
 
-def configure_openmp(environ: dict[str, str] | None = None) -> str:
+def configure_openmp(environ: dict[str, str] | None = None,
+                     busy: Callable[[], bool] | None = None) -> str:
     """Sets OpenMP's wait policy for this process (and its children) before torch loads.
 
     Args:
         environ: the environment to change (default ``os.environ``; tests pass a dict).
+        busy: tells whether the machine is oversubscribed (``AUTO``; default
+            :func:`machine_is_busy`).
 
     Returns:
         What was decided, in words (also kept for :func:`openmp_decision`).
@@ -47,9 +55,14 @@ def configure_openmp(environ: dict[str, str] | None = None) -> str:
     policy = config.OMP_WAIT_POLICY.get(env).strip().upper()
     user_set = [s.name for s in (config.USER_OMP_WAIT_POLICY, config.USER_GOMP_SPINCOUNT)
                 if s.get(env)]
-    if policy not in ("NONE", "PASSIVE", "ACTIVE"):
+    if policy not in ("AUTO", "NONE", "PASSIVE", "ACTIVE"):
         raise ValueError(f"FLOWMESH_OMP_WAIT_POLICY={policy!r} is not an OpenMP wait policy; "
-                         f"use PASSIVE, ACTIVE, or NONE to leave OpenMP's default")
+                         f"use AUTO, PASSIVE, ACTIVE, or NONE to leave OpenMP's default")
+    if policy == "AUTO" and not user_set:
+        policy = "PASSIVE" if (busy or machine_is_busy)() else "NONE"
+        if policy == "NONE":
+            _configured[:] = ["OpenMP wait policy left to OpenMP (AUTO: the machine is not busy)"]
+            return _configured[0]
     if policy == "NONE":
         decision = "OpenMP wait policy left to OpenMP (FLOWMESH_OMP_WAIT_POLICY=NONE)"
     elif user_set:
@@ -68,6 +81,18 @@ def configure_openmp(environ: dict[str, str] | None = None) -> str:
         decision = f"OMP_WAIT_POLICY={policy} set before torch loads"
     _configured[:] = [decision]
     return decision
+
+
+def machine_is_busy() -> bool:
+    """True when the 1-minute load average already reaches the CPUs this process may use."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    try:
+        return os.getloadavg()[0] >= cpus
+    except OSError:
+        return False
 
 
 def openmp_decision() -> str:
