@@ -31,6 +31,7 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
+from flowmesh.spark.feed import pack_chunks
 from flowmesh.spark.node_task import FAILURE_MARKER, NodeSpec, run_node
 from flowmesh.spark.roles import cluster_template, training_executors
 
@@ -69,8 +70,9 @@ class TFCluster:
         returns when they are done (InputMode.SPARK only; ``timeout`` is flowmesh's: the
         job is cancelled past it)."""
         self._start_feeding("train")
-        spec = replace(self._spec, feed=True, num_epochs=max(1, num_epochs), feed_timeout=feed_timeout)
-        self._launch(_spread(dataRDD, self.cluster_template, self.num_executors), spec)
+        spec = replace(self._spec, feed=True, num_epochs=max(1, num_epochs), feed_timeout=feed_timeout,
+                       packed=True)
+        self._launch(_spread(dataRDD, self.cluster_template, self.num_executors, packed=True), spec)
         self._wait(timeout)
 
     def inference(self, dataRDD: Any, feed_timeout: float = 600, qname: str = "input") -> Any:
@@ -164,14 +166,17 @@ def run(sc: Any, map_fun: Any, tf_args: Any, num_executors: int, num_ps: int,
     return cluster
 
 
-def _spread(rdd: Any, template: dict[str, list[int]], num_executors: int) -> Any:
+def _spread(rdd: Any, template: dict[str, list[int]], num_executors: int, packed: bool = False) -> Any:
     """``rdd``'s rows, round robin over the training executors' partitions (the others,
-    ps and evaluator, get none), as an RDD of ``num_executors`` partitions."""
+    ps and evaluator, get none), as an RDD of ``num_executors`` partitions. With
+    ``packed``, what moves is chunks of rows packed where the data is (one array per
+    column: Spark's shuffle then pickles a few large arrays instead of every row)."""
     trainers = training_executors(template)
     count = len(trainers)
 
     def key(part: int, rows: Any) -> Any:
-        return ((trainers[(part + i) % count], row) for i, row in enumerate(rows))
+        items = pack_chunks(rows) if packed else rows
+        return ((trainers[(part + i) % count], item) for i, item in enumerate(items))
 
     return rdd.mapPartitionsWithIndex(key).partitionBy(num_executors, lambda e: e).values()
 

@@ -128,14 +128,16 @@ class DataFeed:
 class Feeder:
     """The Spark task's end: puts ``num_epochs`` passes over ``rows`` on the channel.
 
-    ``alive()`` tells whether the node can still consume; a node that stops consuming for
-    ``feed_timeout`` seconds fails the feed with ``TimeoutError``.
+    ``rows`` are rows, or with ``packed`` the messages :func:`pack_chunks` made of them
+    (where the data was, before the shuffle). ``alive()`` tells whether the node can still
+    consume; a node that stops consuming for ``feed_timeout`` seconds fails the feed with
+    ``TimeoutError``.
     """
 
     def __init__(self, channel: FeedChannel, rows: Iterable[Any], num_epochs: int,
-                 feed_timeout: float, alive: Callable[[], bool], name: str):
+                 feed_timeout: float, alive: Callable[[], bool], name: str, packed: bool = False):
         self._channel = channel
-        self._rows = rows
+        self._rows = rows if packed else pack_chunks(rows)
         self._epochs = max(1, num_epochs)
         self._timeout = feed_timeout
         self._alive = alive
@@ -146,13 +148,13 @@ class Feeder:
         """Feeds every epoch, then the end marker (stops early on ``terminate``)."""
         with tempfile.TemporaryFile(prefix="flowmesh-feed-") as spill:
             for epoch in range(self._epochs):
-                chunks = _chunks(self._rows) if epoch == 0 else _replay(spill)
-                for chunk in chunks:
+                messages = self._rows if epoch == 0 else _replay(spill)
+                for message in messages:
                     if epoch == 0 and self._epochs > 1:
-                        pickle.dump(chunk, spill, protocol=pickle.HIGHEST_PROTOCOL)
-                    if not self._put(pack_columns(chunk)):
+                        pickle.dump(message, spill, protocol=pickle.HIGHEST_PROTOCOL)
+                    if not self._put(message):
                         return
-                    self.rows_fed += len(chunk)
+                    self.rows_fed += _row_count(message)
                 if not self._put((_EPOCH, epoch)):
                     return
         self._put((_DONE, None))
@@ -171,6 +173,16 @@ class Feeder:
                 raise TimeoutError(f"{self._name} took no input for {self._timeout:.0f} s "
                                    "(feed_timeout): is its map_fun calling DataFeed.next_batch?")
         return False
+
+
+def pack_chunks(rows: Iterable[Any]) -> Iterator[tuple[str, Any]]:
+    """``rows`` in chunks of ``CHUNK_ROWS``, each packed by :func:`pack_columns`."""
+    return (pack_columns(chunk) for chunk in _chunks(rows))
+
+
+def _row_count(message: tuple[str, Any]) -> int:
+    kind, payload = message
+    return len(payload[0]) if kind == _COLUMNS else len(payload)
 
 
 def pack_columns(chunk: list[Any]) -> tuple[str, Any]:

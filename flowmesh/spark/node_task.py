@@ -47,6 +47,7 @@ class NodeSpec:
     num_epochs: int = 1
     feed_timeout: float = 600.0
     environment: dict[str, str] = field(default_factory=dict)  # e.g. the job's secret
+    packed: bool = False  # the partition holds packed chunks (feed.pack_chunks), not rows
 
 
 def run_node(spec: NodeSpec, rows: Iterable[Any]) -> Iterator[Any]:
@@ -103,7 +104,7 @@ def _feed(spec: NodeSpec, ctx: TFNodeContext, node: ChildProcess, rows: Iterable
     """Feeds the partition while collecting results; returns the node's value."""
     channel = ctx.mgr
     assert channel is not None
-    feeder = Feeder(channel, rows, spec.num_epochs, spec.feed_timeout, node.alive, name)
+    feeder = Feeder(channel, rows, spec.num_epochs, spec.feed_timeout, node.alive, name, spec.packed)
     errors: list[BaseException] = []
     thread = threading.Thread(target=_capture, args=(feeder.run, errors), daemon=True,
                               name="flowmesh-spark-feeder")
