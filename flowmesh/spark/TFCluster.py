@@ -194,6 +194,15 @@ def _answer_keyed(spec: NodeSpec, keyed_rows: Any) -> Any:
         yield positions[i], answer
 
 
+def collect_in_order(stage: Any) -> list[Any]:
+    """The values of a stage of ``(index, value)`` pairs, by index; a failed task raises
+    :class:`TaskError` with its traceback (used by TFParallel and run_experiments)."""
+    try:
+        return [value for _, value in sorted(stage.collect(), key=lambda kv: kv[0])]
+    except Exception as error:
+        raise _task_error(error) from error
+
+
 def _task_error(error: BaseException) -> TaskError:
     text = str(error)
     start = text.find(FAILURE_MARKER)

@@ -11,7 +11,7 @@ from typing import Any
 
 from flowmesh.spark.child import ChildProcess
 from flowmesh.spark.context import TFNodeContext
-from flowmesh.spark.TFCluster import _task_error
+from flowmesh.spark.TFCluster import collect_in_order
 
 
 def run(sc: Any, map_fun: Any, tf_args: Any, num_executors: int, use_barrier: bool = True) -> list[Any]:
@@ -38,7 +38,4 @@ def run(sc: Any, map_fun: Any, tf_args: Any, num_executors: int, use_barrier: bo
         return [node(i) for i in ids]
 
     stage = nodes.barrier().mapPartitions(partition) if use_barrier else nodes.mapPartitions(partition)
-    try:
-        return [value for _, value in sorted(stage.collect(), key=lambda kv: kv[0])]
-    except Exception as error:
-        raise _task_error(error) from error
+    return collect_in_order(stage)

@@ -20,7 +20,7 @@ import itertools
 from typing import Any
 
 from flowmesh.spark.child import ChildProcess
-from flowmesh.spark.TFCluster import _task_error
+from flowmesh.spark.TFCluster import collect_in_order
 
 
 def combinations(args_dict: dict[str, list[Any]]) -> list[dict[str, Any]]:
@@ -58,7 +58,4 @@ def run_experiments(spark: Any, map_fun: Any, args_dict: dict[str, list[Any]]) -
         return index, ChildProcess(lambda: map_fun(**params), name).wait()
 
     stage = sc.parallelize(list(enumerate(trials)), len(trials)).map(trial)
-    try:
-        return [value for _, value in sorted(stage.collect(), key=lambda kv: kv[0])]
-    except Exception as error:
-        raise _task_error(error) from error
+    return collect_in_order(stage)

@@ -30,7 +30,7 @@ from flowmesh.distributed import tf_config
 from flowmesh.spark.child import ChildProcess
 from flowmesh.spark.context import TFNodeContext
 from flowmesh.spark.feed import FeedChannel, Feeder
-from flowmesh.spark.roles import SERVICE_JOBS, Role, role_of, training_executors
+from flowmesh.spark.roles import SERVICE_JOBS, role_of, training_executors
 
 FAILURE_MARKER = "flowmesh.spark node"
 
@@ -148,4 +148,4 @@ def _capture(fn: Callable[[], None], errors: list[BaseException]) -> None:
         errors.append(error)
 
 
-__all__ = ["FAILURE_MARKER", "NodeSpec", "Role", "run_node"]
+__all__ = ["FAILURE_MARKER", "NodeSpec", "run_node"]
