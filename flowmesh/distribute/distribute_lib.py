@@ -224,10 +224,18 @@ class Strategy:
     # --- contexts ---------------------------------------------------------------------------
     @contextlib.contextmanager
     def scope(self) -> Iterator[Strategy]:
-        """Makes this the current strategy; variables created inside are distributed."""
-        from flowmesh.ops.variable_creator import variable_creator_scope
+        """Makes this the current strategy; variables created inside are distributed.
 
-        with _entered(_Context(self, None)), variable_creator_scope(self._extended.create_variable):
+        Scopes of the same strategy nest (``strategy.run`` enters it again): the
+        strategy's variable creator is registered once per graph, so a variable created
+        in a nested scope is distributed once, not once per level.
+        """
+        from flowmesh.ops.variable_creator import active_creators, variable_creator_scope
+
+        creator = self._extended.create_variable
+        registered = any(c == creator for c in active_creators())
+        with _entered(_Context(self, None)), \
+                (contextlib.nullcontext() if registered else variable_creator_scope(creator)):
             yield self
 
     def default_replica_context(self) -> ReplicaContext:

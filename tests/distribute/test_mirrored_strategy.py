@@ -154,3 +154,31 @@ def test_checkpoint_round_trip_then_sync(tmp_path):
         sess.run(sync)
         assert [x.tolist() for x in sess.run([c.value() for c in v.components])] == [[3.0, 4.0]] * 2
         assert sess.run([c.value() for c in step.components]) == [7, 7]
+
+
+def test_run_inside_scope_creates_each_variable_once():
+    """Regression: ``strategy.run`` enters the strategy's scope again; its variable creator
+    was registered a second time, so a variable made inside ``run`` within ``scope()`` was
+    mirrored twice (a MirroredVariable of MirroredVariables, three global variables)."""
+    from flowmesh.ops.variable_creator import active_creators
+
+    with tf.Graph().as_default():
+        strategy = tf.distribute.MirroredStrategy(DEVICES)
+        creators = []
+
+        def make():
+            creators.append(len(active_creators()))
+            return tf.get_variable("w", [2], initializer=tf.ones_initializer())
+
+        with strategy.scope():
+            with strategy.scope():  # nesting the same scope adds no second creator either
+                assert len(active_creators()) == 1
+            w = strategy.run(make)
+        assert creators == [1, 1]
+        assert isinstance(w, MirroredVariable)
+        assert not any(isinstance(c, MirroredVariable) for c in w.components)
+        assert [v.name for v in tf.global_variables()] == ["w:0"]
+        assert len({c.name for c in w.components}) == 2
+        with tf.Session(config=CONFIG) as sess:
+            sess.run(tf.global_variables_initializer())
+            np.testing.assert_array_equal(sess.run([c.value() for c in w.components]), [[1, 1], [1, 1]])
