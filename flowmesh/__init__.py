@@ -472,5 +472,7 @@ from flowmesh.core.importer import import_graph_def
 from flowmesh.protos.graph import AttrValue, GraphDef, NameAttrList, NodeDef, VersionDef
 from flowmesh.protos.meta_graph import MetaGraphDef
 from flowmesh.protos.tensor import TensorProto, TensorShapeProto
+# tf.linalg / tf.math / tf.signal names TensorFlow also puts at the top level
+from flowmesh.ops.incomplete_special_ops import betainc, igamma, igammac, zeta
 from flowmesh import keras, layers
 from flowmesh.keras import initializers

@@ -5,6 +5,7 @@ Importing this package registers every built-in kernel.
 
 from flowmesh.kernels import (  # noqa: F401 - imported for registration
     array_ops,
+    bessel_ops,
     bitwise_ops,
     candidate_sampling_ops,
     cast_ops,
@@ -25,6 +26,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     gather_ops,
     image_codec,
     image_resize,
+    incomplete_special_ops,
     io_ops,
     iterator_ops,
     linalg_decomp_ops,
@@ -49,6 +51,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     search_ops,
     segment_ops,
     select_ops,
+    sobol_ops,
     sparse_count_ops,
     sparse_manip_ops,
     sparse_math_ops,

@@ -1,0 +1,26 @@
+"""Kernels of ``flowmesh/ops/bessel_ops.py`` (``torch.special``; half precisions are
+computed in float32 and rounded back)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from flowmesh.kernels.registry import simple_kernel
+
+
+def _widened(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def run(x: Any) -> Any:
+        if x.dtype in (torch.float16, torch.bfloat16):
+            return fn(x.float()).to(x.dtype)
+        return fn(x)
+
+    return run
+
+
+simple_kernel("BesselI0", _widened(torch.special.i0))
+simple_kernel("BesselI0e", _widened(torch.special.i0e))
+simple_kernel("BesselI1", _widened(torch.special.i1))
+simple_kernel("BesselI1e", _widened(torch.special.i1e))
