@@ -27,6 +27,7 @@ from flowmesh.distribute.distribute_lib import (
     has_strategy,
     in_cross_replica_context,
 )
+from flowmesh.distribute.input_context import InputContext
 from flowmesh.distribute.mirrored_strategy import MirroredStrategy
 from flowmesh.distribute.reduce_op import ReduceOp
 from flowmesh.distribute.values import MirroredVariable, PerReplica
@@ -35,7 +36,7 @@ from flowmesh.train.optimizer import register_gradient_aggregator
 register_gradient_aggregator(aggregate_gradients)
 
 __all__ = [
-    "CollectiveCommunication", "MirroredStrategy", "MirroredVariable", "MultiWorkerMirroredStrategy",
+    "CollectiveCommunication", "InputContext", "MirroredStrategy", "MirroredVariable", "MultiWorkerMirroredStrategy",
     "PerReplica", "ReduceOp", "ReplicaContext", "Strategy", "StrategyExtended",
     "cluster_resolver", "experimental", "get_cross_replica_context", "get_replica_context",
     "get_strategy", "has_strategy", "in_cross_replica_context",

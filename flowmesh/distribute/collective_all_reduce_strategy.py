@@ -103,6 +103,22 @@ class CollectiveExtended(distribute_lib.StrategyExtended):
         with get_default_graph().device(self._devices[0]):
             return next_creator(**dict(kwargs, initial_value=from_worker_0))
 
+    def sync_op(self) -> Any:
+        """An op overwriting every global variable of the default graph with worker 0's
+        value (run it on every worker after worker 0 restored a checkpoint)."""
+        from flowmesh.core.graph import GraphKeys
+        from flowmesh.ops.control_flow_ops import group
+
+        graph = get_default_graph()
+        variables = list(graph.get_collection(GraphKeys.GLOBAL_VARIABLES))
+        if self.info.size == 1 or not variables:
+            return group(name="sync_worker_variables")
+        with graph.device(self._devices[0]):
+            values = collective_ops.grouped_broadcast([v.read_value() for v in variables], root=0,
+                                                      name="SyncFromWorker0")
+            writes = [v.assign(value, read_value=False) for v, value in zip(variables, values)]
+        return group(*writes, name="sync_worker_variables")
+
     def all_reduce_in_replica(self, replica: distribute_lib.ReplicaContext, op: ReduceOp,
                               value: Any) -> Any:
         if self.info.size == 1:

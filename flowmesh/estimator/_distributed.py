@@ -13,6 +13,17 @@ one step is one update with the mean gradient and the global step advances by on
 reported loss is the mean of the replicas' losses. Checkpoints hold the first
 component under the usual names (the same files as without a strategy); after a restore
 the other components are copied from it before the first step.
+
+``RunConfig(train_distribute=tf.distribute.MultiWorkerMirroredStrategy())``: between-graph
+synchronous training, one replica per worker process (the ``chief`` and ``worker`` tasks of
+``TF_CONFIG``, or the ranks of ``flowmesh run``). Every worker calls ``input_fn`` (with an
+``input_context`` naming its pipeline, when it takes one: shard by it), builds the same
+graph and runs it in a local session; the gradients are averaged over the workers by the
+strategy's all-reduce at every step, so the workers stay equal. Every worker initializes
+(the initial values are broadcast from worker 0); worker 0 (the chief) then restores the
+latest checkpoint of ``model_dir`` (or warm-starts) and every worker takes worker 0's
+values, so the other workers need no access to ``model_dir``. Only worker 0 writes
+checkpoints and summaries.
 """
 
 from __future__ import annotations
@@ -32,21 +43,38 @@ def check_strategy(strategy: Any) -> Any:
 
     Raises:
         InvalidArgumentError: not a ``tf.distribute`` strategy.
-        UnimplementedError: a strategy other than ``MirroredStrategy``.
+        UnimplementedError: a strategy other than ``MirroredStrategy`` and
+            ``MultiWorkerMirroredStrategy``.
     """
     from flowmesh.distribute import distribute_lib
+    from flowmesh.distribute.collective_all_reduce_strategy import MultiWorkerMirroredStrategy
     from flowmesh.distribute.mirrored_strategy import MirroredStrategy
 
     if not isinstance(strategy, distribute_lib.Strategy):
         raise InvalidArgumentError(
             f"RunConfig(train_distribute=...) must be a tf.distribute strategy such as "
             f"tf.distribute.MirroredStrategy(devices), got {type(strategy).__name__}")
-    if not isinstance(strategy, MirroredStrategy):
+    if not isinstance(strategy, (MirroredStrategy, MultiWorkerMirroredStrategy)):
         raise UnimplementedError(None, None, (
             f"RunConfig(train_distribute={type(strategy).__name__}) is not supported by "
-            "flowmesh's Estimator yet (only MirroredStrategy); train between-graph through ps "
-            "tasks (TF_CONFIG, train_and_evaluate) instead"))
+            "flowmesh's Estimator yet (only MirroredStrategy and MultiWorkerMirroredStrategy); "
+            "train between-graph through ps tasks (TF_CONFIG, train_and_evaluate) instead"))
     return strategy
+
+
+def is_multi_worker(strategy: Any) -> bool:
+    """True for a strategy whose replicas are other processes (MultiWorkerMirroredStrategy)."""
+    return strategy is not None and bool(strategy.extended.experimental_between_graph)
+
+
+def input_context(strategy: Any) -> Any:
+    """The ``tf.distribute.InputContext`` of this process's input pipeline."""
+    from flowmesh.distribute.input_context import InputContext
+
+    if is_multi_worker(strategy):
+        info = strategy.extended.info
+        return InputContext(info.size, info.rank, strategy.num_replicas_in_sync)
+    return InputContext(1, 0, strategy.num_replicas_in_sync)
 
 
 def train_spec(estimator: Any, input_fn: Any, strategy: Any) -> tuple[EstimatorSpec, Any]:
@@ -56,7 +84,8 @@ def train_spec(estimator: Any, input_fn: Any, strategy: Any) -> tuple[EstimatorS
     from flowmesh.ops.control_flow_ops import group
 
     replicas = len(strategy.extended.local_replica_ids())
-    inputs = _inputs.call_input_fn_per_replica(input_fn, estimator.config, estimator.params, replicas)
+    inputs = _inputs.call_input_fn_per_replica(input_fn, estimator.config, estimator.params, replicas,
+                                               input_context(strategy))
     features = PerReplica([f for f, _ in inputs])
     labels = PerReplica([label for _, label in inputs])
 
@@ -106,3 +135,49 @@ class SyncReplicasHook(SessionRunHook):
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         session.run(self._sync)
+
+
+def worker_init_fn(strategy: Any, model_dir: str, saver: Any, warm_start: Any) -> Any:
+    """A Scaffold ``init_fn`` for every worker of a multi-worker strategy: worker 0 restores
+    the latest checkpoint of ``model_dir`` (or warm-starts), then every worker takes worker
+    0's values (a collective broadcast, so every worker must run it)."""
+    from flowmesh.train import latest_checkpoint
+
+    sync = strategy.extended.sync_op()
+    chief = strategy.extended.should_checkpoint
+
+    def init_fn(scaffold: Any, session: Any) -> None:
+        if chief:
+            path = latest_checkpoint(model_dir)
+            if path is not None:
+                saver.restore(session, path)
+            elif warm_start is not None:
+                warm_start(scaffold, session)
+        session.run(sync)
+
+    return init_fn
+
+
+def worker_session(strategy: Any, model_dir: str, config: Any, scaffold: Any, hooks: list,
+                   chief_hooks: list, listeners: Any, session_config: Any) -> Any:
+    """The MonitoredSession of one worker of a multi-worker strategy: a local session that
+    always initializes (``scaffold``'s init_fn restores, see :func:`worker_init_fn`); the
+    chief (worker 0) also saves checkpoints and summaries into ``model_dir``."""
+    from flowmesh.train import basic_session_run_hooks as hooks_lib
+    from flowmesh.train.monitored_session import MonitoredSession
+    from flowmesh.train.scaffold import ChiefSessionCreator
+
+    all_hooks = list(hooks)
+    if strategy.extended.should_checkpoint:
+        all_hooks = list(chief_hooks) + all_hooks
+        if config.log_step_count_steps:
+            all_hooks.append(hooks_lib.StepCounterHook(output_dir=model_dir,
+                                                       every_n_steps=config.log_step_count_steps))
+        if config.save_summary_steps:
+            all_hooks.append(hooks_lib.SummarySaverHook(scaffold=scaffold, output_dir=model_dir,
+                                                        save_steps=config.save_summary_steps))
+        all_hooks.append(hooks_lib.CheckpointSaverHook(
+            model_dir, save_secs=config.save_checkpoints_secs, save_steps=config.save_checkpoints_steps,
+            scaffold=scaffold, listeners=list(listeners or [])))
+    creator = ChiefSessionCreator(scaffold=scaffold, config=session_config)
+    return MonitoredSession(session_creator=creator, hooks=all_hooks)

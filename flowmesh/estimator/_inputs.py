@@ -58,23 +58,38 @@ def call_input_fn(input_fn: Callable, mode: str, config: Any, params: dict,
     return _split_result(result, mode)
 
 
-def call_input_fn_per_replica(input_fn: Callable, config: Any, params: dict,
-                              replicas: int) -> list[tuple[Any, Any]]:
-    """TRAIN inputs for ``replicas`` in-graph replicas: ``input_fn`` is called once; a
-    dataset result gives each replica its own next batch (``get_next`` once per replica,
-    so the dataset's batch is the per-replica batch); tensors are given to every replica."""
-    result = _invoke_input_fn(input_fn, "train", config, params)
+def call_input_fn_per_replica(input_fn: Callable, config: Any, params: dict, replicas: int,
+                              input_context: Any = None, mode: str = "train",
+                              extra_init_ops: list | None = None) -> list[tuple[Any, Any]]:
+    """Inputs for ``replicas`` in-graph replicas: ``input_fn`` is called once (with
+    ``input_context`` if it takes one); a dataset result gives each replica its own next
+    batch (``get_next`` once per replica, so the dataset's batch is the per-replica batch);
+    tensors are given to every replica. Outside TRAIN the iterator is initializable and its
+    initializer goes to ``extra_init_ops``."""
+    result = _invoke_input_fn(input_fn, mode, config, params, input_context)
+    if mode != "train" and hasattr(result, "make_initializable_iterator"):
+        iterator = result.make_initializable_iterator()
+        if extra_init_ops is not None:
+            extra_init_ops.append(iterator.initializer)
+        return [_split_result(iterator.get_next(), mode) for _ in range(replicas)]
     if hasattr(result, "make_one_shot_iterator"):
         iterator = result.make_one_shot_iterator()
         return [_split_result(iterator.get_next(), "train") for _ in range(replicas)]
     return [_split_result(result, "train")] * replicas
 
 
-def _invoke_input_fn(input_fn: Callable, mode: str, config: Any, params: dict) -> Any:
+def _invoke_input_fn(input_fn: Callable, mode: str, config: Any, params: dict,
+                     input_context: Any = None) -> Any:
     if not callable(input_fn):
         raise InvalidArgumentError(f"input_fn must be callable, got {input_fn!r}")
     kwargs: dict[str, Any] = {}
     args = fn_args(input_fn)
+    if "input_context" in args:
+        if input_context is None:
+            from flowmesh.distribute.input_context import InputContext
+
+            input_context = InputContext()
+        kwargs["input_context"] = input_context
     if "mode" in args:
         kwargs["mode"] = mode
     if "params" in args:

@@ -160,12 +160,14 @@ class Estimator:
             spec, global_step = self._train_spec(input_fn)
         check_compatible(self.latest_checkpoint(), graph, self.model_dir)
         strategy = config.train_distribute
-        scaffold = self._train_scaffold(spec)
+        multi_worker = _distributed.is_multi_worker(strategy)
+        scaffold = self._train_scaffold(spec, strategy if multi_worker else None)
         all_hooks = [hooks_lib.NanTensorHook(spec.loss)]
         session_config = config.session_config
         if strategy is not None:
-            all_hooks.append(_distributed.SyncReplicasHook(strategy))
             session_config = _distributed.session_config(strategy, session_config)
+            if not multi_worker:
+                all_hooks.append(_distributed.SyncReplicasHook(strategy))
         if config.log_step_count_steps:
             all_hooks.append(hooks_lib.LoggingTensorHook({"loss": spec.loss, "step": global_step},
                                                          every_n_iter=config.log_step_count_steps))
@@ -173,7 +175,7 @@ class Estimator:
             all_hooks.append(hooks_lib.StopAtStepHook(num_steps=steps, last_step=max_steps))
         all_hooks += list(hooks or []) + list(spec.training_hooks or [])
         chief_hooks = list(spec.training_chief_hooks or [])
-        if saving_listeners:
+        if saving_listeners and not multi_worker:
             chief_hooks.append(hooks_lib.CheckpointSaverHook(
                 self.model_dir, save_secs=config.save_checkpoints_secs,
                 save_steps=config.save_checkpoints_steps, scaffold=scaffold,
@@ -181,17 +183,28 @@ class Estimator:
         once = not _inputs.is_exhaustible([spec.train_op]) and steps is None and max_steps is None
         if once:
             all_hooks.append(hooks_lib.StopAtStepHook(num_steps=1))
+        if multi_worker:
+            session = _distributed.worker_session(strategy, self.model_dir, config, scaffold, all_hooks,
+                                                  chief_hooks, saving_listeners, session_config)
+        else:
+            session = self._training_session(scaffold, all_hooks, chief_hooks, saving_listeners,
+                                             session_config)
         loss = None
-        with MonitoredTrainingSession(
-                master=config.master, is_chief=config.is_chief, checkpoint_dir=self.model_dir,
-                scaffold=scaffold, hooks=all_hooks, chief_only_hooks=chief_hooks,
-                save_checkpoint_secs=None if saving_listeners else config.save_checkpoints_secs,
-                save_checkpoint_steps=None if saving_listeners else config.save_checkpoints_steps,
-                save_summaries_steps=config.save_summary_steps or None, config=session_config,
-                log_step_count_steps=config.log_step_count_steps or None) as sess:
+        with session as sess:
             while not sess.should_stop():
                 _, loss = sess.run([spec.train_op, spec.loss])
         return loss
+
+    def _training_session(self, scaffold: Scaffold, hooks: list, chief_hooks: list, saving_listeners: Any,
+                          session_config: Any) -> Any:
+        config = self._config
+        return MonitoredTrainingSession(
+                master=config.master, is_chief=config.is_chief, checkpoint_dir=self.model_dir,
+                scaffold=scaffold, hooks=hooks, chief_only_hooks=chief_hooks,
+                save_checkpoint_secs=None if saving_listeners else config.save_checkpoints_secs,
+                save_checkpoint_steps=None if saving_listeners else config.save_checkpoints_steps,
+                save_summaries_steps=config.save_summary_steps or None, config=session_config,
+                log_step_count_steps=config.log_step_count_steps or None)
 
     def _train_spec(self, input_fn: Callable) -> tuple[Any, Any]:
         """The TRAIN spec and global step (replicated under ``train_distribute``)."""
@@ -202,7 +215,9 @@ class Estimator:
         spec = validate_spec(self._call_model_fn(features, labels, ModeKeys.TRAIN), ModeKeys.TRAIN)
         return spec, global_step
 
-    def _train_scaffold(self, spec: Any) -> Scaffold:
+    def _train_scaffold(self, spec: Any, multi_worker: Any = None) -> Scaffold:
+        """The training Scaffold: the model's, with a sharded Saver and warm starting (and,
+        for a multi-worker strategy, worker 0's restore shared with every worker)."""
         config = self._config
         scaffold = spec.scaffold or Scaffold()
         init_fn = None
@@ -211,6 +226,8 @@ class Estimator:
         saver = scaffold.saver if scaffold.saver is not None else Saver(
             sharded=True, max_to_keep=config.keep_checkpoint_max,
             keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours)
+        if multi_worker is not None:
+            init_fn = _distributed.worker_init_fn(multi_worker, self.model_dir, saver, init_fn)
         return Scaffold(copy_from_scaffold=scaffold, saver=saver, init_fn=init_fn)
 
     # --- evaluation and prediction ----------------------------------------------------------

@@ -94,6 +94,44 @@ def _serves_checkpoints(config: Any) -> bool:
 
 
 def _run_trainer(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpec) -> tuple[Any, list]:
+    from flowmesh.estimator._distributed import is_multi_worker
+
+    if is_multi_worker(estimator.config.train_distribute):
+        return _run_collective_trainer(estimator, train_spec)
+    return _run_ps_trainer(estimator, train_spec)
+
+
+def _run_collective_trainer(estimator: Any, train_spec: TrainSpec) -> tuple[Any, list]:
+    """A worker of ``train_distribute=MultiWorkerMirroredStrategy``: no server (the strategy's
+    all-reduce connects the workers), the chief checkpoints and tells the evaluator the end.
+
+    Raises:
+        InvalidArgumentError: ps tasks in the cluster, or the evaluator is to read
+            checkpoints through the chief (FLOWMESH_EVAL_CHECKPOINTS=chief).
+    """
+    from flowmesh.estimator._checkpoints import checkpoint_step
+
+    config = estimator.config
+    if config.num_ps_replicas:
+        raise InvalidArgumentError(
+            "train_distribute=MultiWorkerMirroredStrategy trains without parameter servers, but "
+            f"TF_CONFIG has {config.num_ps_replicas} ps task(s); remove them (flowmesh launch --ps 0)")
+    if _serves_checkpoints(config):
+        raise InvalidArgumentError(
+            "FLOWMESH_EVAL_CHECKPOINTS=chief needs the chief's server, which "
+            "MultiWorkerMirroredStrategy does not start (its all-reduce store holds the chief's "
+            "port); give the evaluator the chief's model_dir instead")
+    marker = os.path.join(estimator.model_dir, _roles.DONE_MARKER)
+    if config.is_chief and os.path.exists(marker):
+        os.remove(marker)
+    estimator.train(train_spec.input_fn, max_steps=train_spec.max_steps, hooks=list(train_spec.hooks))
+    if config.is_chief:
+        _roles.write_done_marker(estimator.model_dir, checkpoint_step(estimator.latest_checkpoint()))
+    logger.info("%s %d finished training", config.task_type, config.task_id)
+    return None, []
+
+
+def _run_ps_trainer(estimator: Any, train_spec: TrainSpec) -> tuple[Any, list]:
     from flowmesh.estimator._checkpoints import checkpoint_step
 
     config = estimator.config
