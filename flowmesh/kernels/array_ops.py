@@ -159,12 +159,20 @@ def _split_v(ctx: KernelContext):
 
 @kernel("ExpandDims")
 def _expand_dims(ctx: KernelContext):
-    return lambda x, axis: x.unsqueeze(int(axis) if int(axis) >= 0 else x.dim() + 1 + int(axis))
+    def expand(x: Any, axis: Any) -> Any:
+        dim = int(axis) if int(axis) >= 0 else x.ndim + 1 + int(axis)
+        if isinstance(x, np.ndarray):  # strings
+            return np.expand_dims(x, dim)
+        return x.unsqueeze(dim)
+
+    return expand
 
 
 @kernel("Squeeze")
 def _squeeze(ctx: KernelContext):
     axes = tuple(ctx.attr("squeeze_dims"))
+    if ctx.op.inputs[0].dtype == dtypes.string:
+        return lambda x: np.squeeze(x, axis=axes or None)
     if not axes:
         return lambda x: x.squeeze()
 

@@ -129,11 +129,13 @@ def _tile(ctx: KernelContext):
 
     def run(x: Any, multiples: Any) -> Any:
         m = [int(v) for v in static.reshape(-1)] if static is not None else as_ints(multiples)
-        if len(m) != x.dim():
+        if len(m) != x.ndim:
             raise InvalidArgumentError(f"Expected multiples argument to be a vector of length "
-                                       f"{x.dim()} but got length {len(m)}")
+                                       f"{x.ndim} but got length {len(m)}")
         if any(v < 0 for v in m):
             raise InvalidArgumentError(f"Expected multiples to be non-negative, got {m}")
+        if isinstance(x, np.ndarray):  # strings
+            return np.tile(x, m)
         return x.repeat(m) if m else x.clone()
 
     return run

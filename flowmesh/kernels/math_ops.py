@@ -87,6 +87,9 @@ def _check_divisor(x: Any, y: Any) -> None:
         raise InvalidArgumentError("Integer division by zero")
 
 
+_UNSIGNED_WIDE = (torch.uint16, torch.uint32, torch.uint64)
+
+
 def _integer_safe(int_fn: Any, float_fn: Any):
     def factory(ctx: KernelContext):
         if not ctx.op.inputs[0].dtype.is_integer:
@@ -94,6 +97,8 @@ def _integer_safe(int_fn: Any, float_fn: Any):
 
         def run(x: Any, y: Any) -> Any:
             _check_divisor(x, y)
+            if x.dtype in _UNSIGNED_WIDE:  # torch's division kernels stop at uint8
+                return int_fn(x.to(torch.int64), y.to(torch.int64)).to(x.dtype)
             return int_fn(x, y)
 
         return run

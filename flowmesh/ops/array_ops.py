@@ -42,7 +42,13 @@ newaxis = None
 def _int_attr_tensor(values: Any, name: str, dtype: Any = dtypes.int32) -> Tensor:
     if isinstance(values, Tensor):
         return values
-    return convert_to_tensor(values, dtype=dtype, name=name)
+    try:
+        return convert_to_tensor(values, dtype=dtype, name=name)
+    except TypeError:  # a list holding int64 tensors packs to int64, as in TensorFlow
+        packed = convert_to_tensor(values, name=name)
+        if not packed.dtype.is_integer:
+            raise
+        return packed
 
 
 # --- Identity / StopGradient ---------------------------------------------------------------
