@@ -8,6 +8,9 @@ SAVED_MODEL_SCHEMA_VERSION = 1
 VARIABLES_DIRECTORY = "variables"
 VARIABLES_FILENAME = "variables"
 ASSETS_DIRECTORY = "assets"
+ASSETS_KEY = "saved_model_assets"
+DEBUG_DIRECTORY = "debug"
+DEBUG_INFO_FILENAME_PB = "saved_model_debug_info.pb"
 MAIN_OP_KEY = "saved_model_main_op"
 LEGACY_INIT_OP_KEY = "legacy_init_op"
 
