@@ -364,6 +364,12 @@ from flowmesh.ops.sparse_tf1 import (  # noqa: F401 - TF1's top-level sparse_* s
     sparse_retain, sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum, sparse_slice,
     sparse_softmax, sparse_split, sparse_tensor_dense_matmul, sparse_to_indicator, sparse_transpose)
 from flowmesh.ops.decode_ops import decode_csv, decode_raw
+from flowmesh.ops.byte_decode_ops import decode_compressed, decode_json_example
+from flowmesh.ops.sparse_serialize_ops import (
+    deserialize_many_sparse,
+    serialize_many_sparse,
+    serialize_sparse,
+)
 from flowmesh import image
 from flowmesh.image import random_crop
 from flowmesh.data.structure import TensorSpec

@@ -7,6 +7,8 @@ from flowmesh.data.tfrecord import (
     TFRecordWriter,
     tf_record_iterator,
 )
+from flowmesh.image.convert import decode_image
+from flowmesh.ops.byte_decode_ops import decode_compressed, decode_json_example
 from flowmesh.ops.decode_ops import decode_csv, decode_raw
 from flowmesh.ops.file_io_ops import (
     decode_base64,
@@ -17,11 +19,32 @@ from flowmesh.ops.file_io_ops import (
     serialize_tensor,
     write_file,
 )
+from flowmesh.ops.image_decode_ops import (
+    decode_and_crop_jpeg,
+    decode_bmp,
+    decode_gif,
+    decode_webp,
+    extract_jpeg_shape,
+    is_jpeg,
+)
+from flowmesh.ops.image_ops import decode_jpeg, decode_png, encode_jpeg, encode_png
 from flowmesh.ops.parsing_config import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from flowmesh.ops.parsing_ops import parse_example, parse_single_example, parse_single_sequence_example
+from flowmesh.ops.sparse_serialize_ops import (
+    deserialize_many_sparse,
+    serialize_many_sparse,
+    serialize_sparse,
+)
 from flowmesh.train.graph_io import write_graph
+from flowmesh.unsupported import unsupported as _unsupported
+
+decode_jxl = _unsupported("io.decode_jxl", "JPEG XL decoding needs libjxl, which neither flowmesh "
+                          "nor Pillow (its image codec) bundles; convert the images to PNG or WebP")
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "TFRecordCompressionType", "TFRecordOptions",
            "TFRecordWriter", "VarLenFeature", "decode_csv", "decode_raw", "gfile", "parse_example", "parse_single_example",
            "parse_single_sequence_example", "tf_record_iterator", "decode_base64", "encode_base64", "matching_files", "parse_tensor", "read_file",
-           "serialize_tensor", "write_file", "write_graph"]
+           "serialize_tensor", "write_file", "write_graph", "decode_and_crop_jpeg", "decode_bmp",
+           "decode_compressed", "decode_gif", "decode_image", "decode_jpeg", "decode_json_example",
+           "decode_jxl", "decode_png", "decode_webp", "deserialize_many_sparse", "encode_jpeg",
+           "encode_png", "extract_jpeg_shape", "is_jpeg", "serialize_many_sparse", "serialize_sparse"]

@@ -6,6 +6,7 @@ Importing this package registers every built-in op.
 from flowmesh.ops import (  # noqa: F401 - imported for registration
     array_ops,
     bitwise_ops,
+    byte_decode_ops,
     candidate_sampling_ops,
     cast_ops,
     check_ops,
@@ -28,6 +29,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     file_io_ops,
     functional_ops,
     gather_ops,
+    image_decode_ops,
     image_ops,
     init_ops,
     io_ops,
@@ -57,6 +59,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     select_ops,
     space_batch_ops,
     sparse_ops,
+    sparse_serialize_ops,
     special_math_ops,
     state_ops,
     strided_slice_ops,

@@ -23,21 +23,21 @@ from flowmesh.saved_model.constants import (
     signature_constants,
     tag_constants,
 )
+from flowmesh.saved_model.loader import load, maybe_saved_model_directory
 from flowmesh.saved_model.main_op import main_op_with_restore
 from flowmesh.saved_model.save_options import Asset, SaveOptions
-from flowmesh.unsupported import EAGER as _EAGER
-from flowmesh.unsupported import unsupported as _unsupported
-from flowmesh.saved_model.loader import load, maybe_saved_model_directory
 from flowmesh.saved_model.signature_def_utils import (
-                                                      build_signature_def,
-                                                      build_tensor_info,
-                                                      classification_signature_def,
-                                                      get_tensor_from_tensor_info,
-                                                      is_valid_signature,
-                                                      predict_signature_def,
-                                                      regression_signature_def,
+    build_signature_def,
+    build_tensor_info,
+    classification_signature_def,
+    get_tensor_from_tensor_info,
+    is_valid_signature,
+    predict_signature_def,
+    regression_signature_def,
 )
 from flowmesh.saved_model.simple_save import simple_save
+from flowmesh.unsupported import EAGER as _EAGER
+from flowmesh.unsupported import unsupported as _unsupported
 
 builder = SimpleNamespace(SavedModelBuilder=_builder.SavedModelBuilder)
 loader = SimpleNamespace(load=_loader.load, maybe_saved_model_directory=_loader.maybe_saved_model_directory)
