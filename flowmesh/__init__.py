@@ -479,6 +479,7 @@ from flowmesh.protos.graph import AttrValue, GraphDef, NameAttrList, NodeDef, Ve
 from flowmesh.protos.meta_graph import MetaGraphDef
 from flowmesh.protos.tensor import TensorProto, TensorShapeProto
 # tf.linalg / tf.math / tf.signal names TensorFlow also puts at the top level
+from flowmesh.ops.fftnd_ops import fftnd, ifftnd, irfftnd, rfftnd
 from flowmesh.ops.incomplete_special_ops import betainc, igamma, igammac, zeta
 from flowmesh import keras, layers
 from flowmesh.keras import initializers

@@ -19,6 +19,8 @@ from flowmesh.ops.fft_ops import (
     rfft2d,
     rfft3d,
 )
+from flowmesh.ops.fftnd_ops import fftnd, ifftnd, irfftnd, rfftnd
+from flowmesh.ops.mdct_ops import inverse_mdct, kaiser_bessel_derived_window, kaiser_window, mdct
 from flowmesh.ops.spectral_ops import (
     dct,
     frame,

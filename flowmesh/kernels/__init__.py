@@ -23,6 +23,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     einsum_ops,
     embedding_ops,
     fft_ops,
+    fftnd_ops,
     file_io_ops,
     gather_ops,
     image_codec,
