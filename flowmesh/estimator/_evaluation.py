@@ -58,24 +58,40 @@ class EvalGraph:
             config = estimator.config
             if config.tf_random_seed is not None:
                 set_random_seed(config.tf_random_seed)
-            global_step = get_or_create_global_step()
-            features, labels = _inputs.call_input_fn(input_fn, ModeKeys.EVAL, config,
-                                                     estimator.params, self._init_ops)
-            spec = validate_spec(estimator._call_model_fn(features, labels, ModeKeys.EVAL),
-                                 ModeKeys.EVAL)
-            metrics = {"loss": metrics_mean(spec.loss)}
-            metrics.update(spec.eval_metric_ops or {})
-            self._values = {name: pair[0] for name, pair in metrics.items()}
+            spec, self._values, self._update, global_step = self._build(input_fn)
             self._values["global_step"] = global_step
-            self._update = control_flow_ops.group(*[pair[1] for pair in metrics.values()])
             self._once = not _inputs.is_exhaustible([self._update])
             local_init = control_flow_ops.group(
                 *(self._init_ops + [op for op in _local_init_ops()]))
             self._scaffold = Scaffold(copy_from_scaffold=spec.scaffold, local_init_op=local_init) \
                 if spec.scaffold is not None else Scaffold(local_init_op=local_init)
             self._hooks = list(spec.evaluation_hooks or ()) + list(hooks or ())
+            self._session_config = config.session_config
+            if config.eval_distribute is not None:
+                from flowmesh.estimator._distributed import session_config
+
+                self._session_config = session_config(config.eval_distribute, config.session_config)
             self.variables = self.graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
             self._scaffold.finalize()
+
+    def _build(self, input_fn: Callable) -> tuple[Any, dict, Any, Any]:
+        """``(spec, metric values, update op, global step)`` of the EVAL graph, replicated
+        under ``RunConfig.eval_distribute`` (``_distributed_eval.py``)."""
+        estimator = self._estimator
+        config = estimator.config
+        if config.eval_distribute is not None:
+            from flowmesh.estimator import _distributed_eval
+
+            built = _distributed_eval.build(estimator, input_fn, config.eval_distribute, self._init_ops)
+            return built.spec, dict(built.values), built.update, built.global_step
+        global_step = get_or_create_global_step()
+        features, labels = _inputs.call_input_fn(input_fn, ModeKeys.EVAL, config, estimator.params,
+                                                 self._init_ops)
+        spec = validate_spec(estimator._call_model_fn(features, labels, ModeKeys.EVAL), ModeKeys.EVAL)
+        metrics = {"loss": metrics_mean(spec.loss)}
+        metrics.update(spec.eval_metric_ops or {})
+        values = {name: pair[0] for name, pair in metrics.items()}
+        return spec, values, control_flow_ops.group(*[pair[1] for pair in metrics.values()]), global_step
 
     def _scaffold_for(self, values: dict | None) -> Scaffold:
         if values is None:
@@ -105,7 +121,7 @@ class EvalGraph:
             creator = ChiefSessionCreator(scaffold=self._scaffold_for(values),
                                           checkpoint_filename_with_path=checkpoint_path,
                                           master=self._estimator.config.evaluation_master,
-                                          config=self._estimator.config.session_config)
+                                          config=self._session_config)
             final = hooks_lib.FinalOpsHook(self._values)
             with MonitoredSession(session_creator=creator, hooks=hooks + [final]) as sess:
                 while not sess.should_stop():
