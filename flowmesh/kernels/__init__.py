@@ -64,6 +64,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     strided_slice_ops,
     string_ops,
     string_split_ops,
+    summary_media_ops,
     summary_ops,
     training_ops,
     while_loop,

@@ -12,13 +12,36 @@ module                    what
 ========================  ===================================================================
 
 The ops themselves (``scalar``, ``histogram``, ``merge``, ``merge_all``) are defined in
-``flowmesh/ops/summary_ops.py`` with their kernels in ``flowmesh/kernels/summary_ops.py``.
+``flowmesh/ops/summary_ops.py`` with their kernels in ``flowmesh/kernels/summary_ops.py``;
+``image``/``audio`` in ``ops/summary_media_ops.py``, ``tensor_summary``/``text`` in
+``ops/summary_tensor_ops.py`` (kernels in ``kernels/summary_media_ops.py``).
 """
 
+from flowmesh.ops.summary_media_ops import audio, image
 from flowmesh.ops.summary_ops import histogram, merge, merge_all, scalar
-from flowmesh.summary.proto import Event, HistogramProto, SessionLog, Summary, SummaryMetadata
+from flowmesh.ops.summary_tensor_ops import (
+    all_v2_summary_ops,
+    get_summary_description,
+    tensor_summary,
+    text,
+)
+from flowmesh.summary.proto import (
+    Event,
+    HistogramProto,
+    SessionLog,
+    Summary,
+    SummaryDescription,
+    SummaryMetadata,
+    TaggedRunMetadata,
+)
 from flowmesh.summary.reader import summary_iterator
 from flowmesh.summary.writer import FileWriter, FileWriterCache
+from flowmesh.unsupported import unsupported as _unsupported
 
-__all__ = ["Event", "FileWriter", "FileWriterCache", "HistogramProto", "SessionLog", "Summary",
+initialize = _unsupported("summary.initialize", "TF2-style summary writers (tf.contrib.summary, "
+                          "tf.summary.create_file_writer) that it initializes are not implemented; "
+                          "write TF1 summaries with tf.summary.FileWriter")
+
+__all__ = ["SummaryDescription", "TaggedRunMetadata", "all_v2_summary_ops", "audio",
+           "get_summary_description", "image", "initialize", "tensor_summary", "text", "Event", "FileWriter", "FileWriterCache", "HistogramProto", "SessionLog", "Summary",
            "SummaryMetadata", "histogram", "merge", "merge_all", "scalar", "summary_iterator"]

@@ -305,22 +305,57 @@ class SummaryImage(Message):
               "encoded_image_string": Field(4, "bytes")}
 
 
+class SummaryAudio(Message):
+    """``Summary.Audio``: an encoded (WAV) clip."""
+
+    FIELDS = {"sample_rate": Field(1, "float"), "num_channels": Field(2, "int64"),
+              "length_frames": Field(3, "int64"), "encoded_audio_string": Field(4, "bytes"),
+              "content_type": Field(5, "string")}
+
+
+class _TensorProtoField:
+    """A ``TensorProto`` field (``tensor.proto``'s protobuf class, imported when used)."""
+
+    @staticmethod
+    def FromString(data: bytes) -> Any:  # noqa: N802 - protobuf's name
+        from flowmesh.protos.tensor import TensorProto
+
+        return TensorProto.FromString(data)
+
+
 class SummaryValue(Message):
-    """``Summary.Value``: one tagged value (a scalar, a histogram or an image)."""
+    """``Summary.Value``: one tagged value (a scalar, a histogram, an image, a clip or a
+    tensor)."""
 
     FIELDS = {"tag": Field(1, "string"),
               "simple_value": Field(2, "float", oneof="value"),
               "obsolete_old_style_histogram": Field(3, "bytes", oneof="value"),
               "image": Field(4, "message", SummaryImage, oneof="value"),
               "histo": Field(5, "message", HistogramProto, oneof="value"),
+              "audio": Field(6, "message", SummaryAudio, oneof="value"),
               "node_name": Field(7, "string"),
+              "tensor": Field(8, "message", _TensorProtoField, oneof="value"),
               "metadata": Field(9, "message", SummaryMetadata)}
+
+
+class SummaryDescription(Message):
+    """``tf.summary.SummaryDescription``: a hint of how a ``TensorSummary`` is to be shown."""
+
+    FIELDS = {"type_hint": Field(1, "string")}
+
+
+class TaggedRunMetadata(Message):
+    """``tf.summary.TaggedRunMetadata``: a serialized ``RunMetadata`` under a tag (an
+    ``Event`` field; TensorBoard shows it with the graph)."""
+
+    FIELDS = {"tag": Field(1, "string"), "run_metadata": Field(2, "bytes")}
 
 
 class Summary(Message):
     """``tf.Summary``: what one summary op (or ``tf.summary.merge``) produces."""
 
     Image = SummaryImage
+    Audio = SummaryAudio
     Value = SummaryValue
     FIELDS = {"value": Field(1, "message", SummaryValue, repeated=True)}
 
@@ -336,6 +371,7 @@ class Event(Message):
               "graph_def": Field(4, "bytes", oneof="what"),
               "summary": Field(5, "message", Summary, oneof="what"),
               "session_log": Field(7, "message", SessionLog, oneof="what"),
+              "tagged_run_metadata": Field(8, "message", TaggedRunMetadata, oneof="what"),
               "meta_graph_def": Field(9, "bytes", oneof="what")}
 
 
