@@ -481,5 +481,7 @@ from flowmesh.protos.tensor import TensorProto, TensorShapeProto
 # tf.linalg / tf.math / tf.signal names TensorFlow also puts at the top level
 from flowmesh.ops.fftnd_ops import fftnd, ifftnd, irfftnd, rfftnd
 from flowmesh.ops.incomplete_special_ops import betainc, igamma, igammac, zeta
+from flowmesh.ops.matrix_function_ops import sqrtm as matrix_square_root
+from flowmesh.ops.svd_qr_ops import qr, svd
 from flowmesh import keras, layers
 from flowmesh.keras import initializers

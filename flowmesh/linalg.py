@@ -3,6 +3,7 @@
 
 from flowmesh.ops.clip_ops import global_norm
 from flowmesh.ops.einsum_ops import einsum
+from flowmesh.ops.linalg_compositions import matrix_rank, normalize, pinv
 from flowmesh.ops.linalg_decomp_ops import (
     adjoint,
     cholesky,
@@ -36,7 +37,11 @@ from flowmesh.ops.linalg_ops import (
     trace,
 )
 from flowmesh.ops.linalg_solve_ops import matrix_inverse, matrix_solve
+from flowmesh.ops.lu_ops import lu, lu_matrix_inverse, lu_reconstruct, lu_solve
+from flowmesh.ops.matrix_function_ops import expm, logm, sqrtm
 from flowmesh.ops.nn_norm_ops import l2_normalize
+from flowmesh.ops.svd_qr_ops import qr, svd
+from flowmesh.ops.tridiagonal_ops import eigh_tridiagonal, tridiagonal_matmul, tridiagonal_solve
 
 band_part = matrix_band_part
 inv = matrix_inverse

@@ -36,8 +36,10 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     linalg_ops,
     linalg_solve_ops,
     logging_ops,
+    lu_ops,
     manip_ops,
     math_ops,
+    matrix_function_ops,
     nd_index_ops,
     nn_conv_ops,
     nn_impl,
@@ -66,6 +68,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     string_split_ops,
     summary_media_ops,
     summary_ops,
+    svd_qr_ops,
     training_ops,
     while_loop,
 )
