@@ -16,7 +16,8 @@ restarts with the new pid) with ``[launch]``. Every task gets the job's secret
 so its servers refuse processes that are not part of the job. When the chief (or every worker) has
 finished, the launcher waits for the evaluator to finish its last evaluation (up to
 ``EVALUATOR_WAIT_S``), then stops the tasks still running (SIGTERM, then SIGKILL); ps tasks
-of ``tf.estimator.train_and_evaluate`` exit by themselves once every trainer is done. The
+of ``tf.estimator.train_and_evaluate`` and of a ``ParameterServerStrategy`` exit by themselves
+once every trainer is done (a ps that stopped serving gets ``PS_EXIT_WAIT_S`` to exit). The
 exit status is the chief's (worker 0's without ``--chief``), or the evaluator's when it
 failed after a successful chief; without ``--max-restarts``, if the chief fails, the other
 tasks are stopped at once.
@@ -332,8 +333,25 @@ class Launcher:
             ps_running = any(t.job == "ps" and t.proc.poll() is None for t in self.tasks)
             if ps_running and time.monotonic() - self._evaluator_done_at < PS_EXIT_WAIT_S:
                 return None
+        elif leader == 0 and not evaluators and waited < PS_EXIT_WAIT_S and self._ps_leaving():
+            return None
         failed = [t.proc.returncode for t in evaluators if t.proc.returncode not in (None, 0)]
         return failed[0] if leader == 0 and failed else leader
+
+    def _ps_leaving(self) -> bool:
+        """True while a ps task that stopped serving (its port refuses connections, as
+        a ParameterServerStrategy ps does once every trainer finished) is still exiting."""
+        import socket
+
+        for task in self.tasks:
+            if task.job != "ps" or task.proc.poll() is not None:
+                continue
+            host, _, port = self.cluster["ps"][task.index].rpartition(":")
+            try:
+                socket.create_connection((host.strip("[]"), int(port)), timeout=0.5).close()
+            except OSError:
+                return True
+        return False
 
     def stop_all(self) -> None:
         """SIGTERM every live task (its whole process group), SIGKILL after the grace period."""

@@ -5,5 +5,7 @@ from flowmesh.distribute.collective_all_reduce_strategy import (
     CommunicationImplementation,
     MultiWorkerMirroredStrategy,
 )
+from flowmesh.distribute.parameter_server_strategy import ParameterServerStrategy
 
-__all__ = ["CollectiveCommunication", "CommunicationImplementation", "MultiWorkerMirroredStrategy"]
+__all__ = ["CollectiveCommunication", "CommunicationImplementation", "MultiWorkerMirroredStrategy",
+           "ParameterServerStrategy"]

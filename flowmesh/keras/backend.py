@@ -2,7 +2,8 @@
 
 Keras builds graphs in the default graph and runs them in one session per graph
 (``get_session``), which initializes the variables Keras created that are not yet
-initialized, as TensorFlow's Keras does. ``learning_phase()`` is a boolean placeholder
+initialized, as TensorFlow's Keras does. Under a ``ParameterServerStrategy`` the session
+connects to this task's server and only the chief initializes the ps variables. ``learning_phase()`` is a boolean placeholder
 with default ``False``; ``fit`` feeds ``True``.
 """
 
@@ -94,7 +95,9 @@ def get_session() -> Any:
     if session is None or session.graph is not graph:
         session = _SESSIONS.get(graph)
         if session is None or getattr(session, "_closed", False):
-            session = Session(graph=graph, config=_session_config(graph))
+            cluster = _cluster_strategy(graph)
+            target = cluster.extended.session_target if cluster is not None else ""
+            session = Session(target, graph=graph, config=_session_config(graph))
             _SESSIONS[graph] = session
     _initialize_variables(session)
     return session
@@ -123,6 +126,14 @@ def _session_config(graph: Graph) -> Any:
     return ConfigProto(device_count={"CPU": need})
 
 
+def _cluster_strategy(graph: Graph) -> Any:
+    """The ParameterServerStrategy whose variables this graph's sessions reach through
+    this task's server, else None."""
+    from flowmesh.distribute.parameter_server_strategy import strategy_for_graph
+
+    return strategy_for_graph(graph)
+
+
 def _initialize_variables(session: Any) -> None:
     from flowmesh.ops import variables as variables_lib
 
@@ -133,7 +144,10 @@ def _initialize_variables(session: Any) -> None:
         return
     flags = session.run([variables_lib.is_variable_initialized(v) for v in candidates])
     todo = [v for v, ok in zip(candidates, flags) if not ok]
-    if todo:
+    cluster = _cluster_strategy(session.graph)
+    if todo and cluster is not None:
+        cluster.extended.initialize_or_wait(session, todo)  # only the chief initializes ps variables
+    elif todo:
         session.run(variables_lib.variables_initializer(todo))
     done.update(v.name for v in candidates)
 

@@ -187,9 +187,12 @@ class Model(Layer):
             return built
         training_loop.check_targets(self, config, shapes)
         from flowmesh.keras.engine import distributed_training
+        from flowmesh.keras.engine import parameter_server_training as ps_training
 
         strategy = getattr(self, "_distribution", None)
-        if distributed_training.is_distributed(strategy):
+        if ps_training.is_parameter_server(strategy):
+            self._training_graph = ps_training.ParameterServerTrainingGraph(self, config, shapes, strategy)
+        elif distributed_training.is_distributed(strategy):
             self._training_graph = distributed_training.DistributedTrainingGraph(self, config, shapes, strategy)
         else:
             self._training_graph = compile_utils.TrainingGraph(self, config, shapes)

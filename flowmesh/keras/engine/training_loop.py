@@ -13,6 +13,7 @@ from flowmesh.keras import backend
 from flowmesh.keras.callbacks.base import Callback, CallbackList
 from flowmesh.keras.callbacks.history import History, ProgbarLogger
 from flowmesh.keras.engine import data_adapter, distributed_training
+from flowmesh.keras.engine import parameter_server_training as ps_training
 
 
 def _prepare_x(model: Any, x: Any) -> list[np.ndarray]:
@@ -122,6 +123,11 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
     if distributed_training.workers(strategy) > 1:
         k, m = len(xs), len(ys)
         arrays, batch_size = distributed_training.worker_shard(strategy, xs + ys + (weights or []), batch_size)
+        xs, ys, weights = arrays[:k], arrays[k:k + m], arrays[k + m:] or None
+        n = len(xs[0])
+    elif ps_training.is_parameter_server(strategy):
+        k, m = len(xs), len(ys)
+        arrays = ps_training.trainer_shard(strategy, xs + ys + (weights or []))
         xs, ys, weights = arrays[:k], arrays[k:k + m], arrays[k + m:] or None
         n = len(xs[0])
     graph = model._graph_for(ys)
