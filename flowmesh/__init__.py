@@ -485,3 +485,47 @@ from flowmesh.ops.matrix_function_ops import sqrtm as matrix_square_root
 from flowmesh.ops.svd_qr_ops import qr, svd
 from flowmesh import keras, layers
 from flowmesh.keras import initializers
+# API breadth, top level (issue 20): framework names, scopes, small ops.
+from flowmesh.build_info import (
+    COMPILER_VERSION,
+    CXX11_ABI_FLAG,
+    CXX_VERSION,
+    GIT_VERSION,
+    MONOLITHIC_BUILD,
+    VERSION,
+)
+from flowmesh.core.registry import no_gradient as NoGradient  # noqa: N812 - TensorFlow's spelling
+from flowmesh.errors import OpError
+from flowmesh.execution_mode import executing_eagerly_outside_functions
+from flowmesh.framework_flags import (
+    disable_tensor_equality,
+    disable_v2_tensorshape,
+    enable_tensor_equality,
+    enable_v2_tensorshape,
+)
+from flowmesh.ops.bitcast_ops import bitcast
+from flowmesh.ops.check_ops import add_check_numerics_ops
+from flowmesh.ops.functional_ops import vectorized_map
+from flowmesh.ops.hint_ops import guarantee_const, parallel_stack
+from flowmesh.ops.histogram_ops import histogram_fixed_width, histogram_fixed_width_bins
+from flowmesh.ops.init_ops import uniform_unit_scaling_initializer
+from flowmesh.ops.nd_index_ops import tensor_scatter_nd_max, tensor_scatter_nd_min
+from flowmesh.ops.scopes import container, init_scope, op_scope, variable_op_scope
+from flowmesh.ops.space_batch_ops import required_space_to_batch_paddings
+from flowmesh.ops.state_ops import batch_scatter_update, count_up_to
+from flowmesh.ops.switch_case import switch_case
+from flowmesh.ops.tensor_util import convert_to_tensor_or_indexed_slices, is_symbolic_tensor
+from flowmesh.ops.time_ops import timestamp
+from flowmesh.ops.variable_policies import VariableAggregation, VariableSynchronization
+from flowmesh.ops.variables import assert_variables_initialized
+from flowmesh.protos.config import LogMessage, OptimizerOptions
+from flowmesh.protos.meta_graph import TensorInfo
+from flowmesh.tf_logging import get_logger
+from flowmesh.unsupported import EAGER as _EAGER, NATIVE_LIBRARIES as _NATIVE, RAGGED as _RAGGED, unsupported as _unsupported
+
+load_file_system_library = _unsupported("load_file_system_library", _NATIVE)
+load_library = _unsupported("load_library", _NATIVE)
+load_op_library = _unsupported("load_op_library", _NATIVE)
+wrap_function = _unsupported("wrap_function", _EAGER)
+RaggedTensor = _unsupported("RaggedTensor", _RAGGED)
+RaggedTensorSpec = _unsupported("RaggedTensorSpec", _RAGGED)

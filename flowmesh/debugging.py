@@ -29,3 +29,4 @@ from flowmesh.ops.check_ops import (
 )
 from flowmesh.ops.logging_ops import Assert
 from flowmesh.ops.math_ops import is_finite, is_inf, is_nan
+from flowmesh.runtime.options import get_log_device_placement, set_log_device_placement

@@ -31,3 +31,9 @@ def _no_eager(*args: Any, **kwargs: Any) -> None:
 
 enable_eager_execution = _no_eager
 enable_v2_behavior = _no_eager
+
+
+def executing_eagerly_outside_functions() -> bool:
+    """Always False: outside functions too, flowmesh builds graphs
+    (``tf.executing_eagerly_outside_functions``)."""
+    return False

@@ -58,3 +58,35 @@ disable_resource_variables = unsupported(
 def no_regularizer(_: object) -> None:
     """A regularizer that adds no loss (``tf.no_regularizer``)."""
     return None
+
+
+_TENSOR_EQUALITY = [True]
+
+
+def enable_tensor_equality() -> None:
+    """``tf.enable_tensor_equality``: TensorFlow 2's elementwise ``==`` on tensors. It only
+    applies where TensorFlow executes eagerly; graph tensors (all of flowmesh's) keep
+    comparing by identity and stay hashable, exactly as in TensorFlow's graph mode."""
+    _TENSOR_EQUALITY[0] = True
+
+
+def disable_tensor_equality() -> None:
+    """``tf.disable_tensor_equality``: ``==`` compares tensors by identity (graph tensors
+    always do; see :func:`enable_tensor_equality`)."""
+    _TENSOR_EQUALITY[0] = False
+
+
+def enable_v2_tensorshape() -> None:
+    """``tf.enable_v2_tensorshape``: indexing or iterating a ``TensorShape`` gives ints
+    (or ``None``) instead of ``Dimension`` objects, for the whole process."""
+    from flowmesh.core import shapes
+
+    shapes.set_v2_dimensions(True)
+
+
+def disable_v2_tensorshape() -> None:
+    """``tf.disable_v2_tensorshape``: ``TensorShape`` indexing gives ``Dimension`` objects
+    (flowmesh's default, TensorFlow 1.x behaviour)."""
+    from flowmesh.core import shapes
+
+    shapes.set_v2_dimensions(False)

@@ -17,6 +17,11 @@ LITE = "TensorFlow Lite is a separate runtime flowmesh does not target"
 EAGER = "flowmesh runs TensorFlow 1.x graph mode; eager execution and tf.function are not implemented"
 QUANTIZED = ("quantized dtypes (qint8, quint8, ...) and the ops on them are not implemented: flowmesh's "
              "kernels use torch's float and integer tensors")
+NATIVE_LIBRARIES = ("flowmesh cannot load TensorFlow's native op/kernel/file-system libraries (.so files built "
+                    "against TensorFlow's C++ runtime); define ops in Python with "
+                    "flowmesh.core.registry.register_op and their torch kernels with flowmesh.kernels.registry.kernel")
+RAGGED = ("RaggedTensor is not implemented: flowmesh represents variable-length rows as SparseTensor "
+          "(TensorFlow 1.x's form, e.g. tf.strings.split) or as padded dense tensors with lengths")
 V1_CONTROL_FLOW = ("TensorFlow 1.x's low-level dataflow control-flow primitives (Enter/Exit/Switch/Merge frames) "
                    "do not exist in flowmesh, whose cond/while_loop are functional (If/While)")
 

@@ -344,6 +344,18 @@ class Graph:
     def clear_collection(self, name: str) -> None:
         self._collections.pop(name, None)
 
+    # --- resource containers -----------------------------------------------------------
+    @contextlib.contextmanager
+    def container(self, container_name: str) -> Iterator[str]:
+        """Variables created in this context live in the resource container
+        ``container_name`` (which ``Session.reset(target, containers)`` can clear)."""
+        saved = getattr(self, "_container", "")
+        self._container = container_name
+        try:
+            yield container_name
+        finally:
+            self._container = saved
+
     # --- gradients -------------------------------------------------------------------
     @contextlib.contextmanager
     def gradient_override_map(self, op_type_map: dict[str, str]) -> Iterator[None]:

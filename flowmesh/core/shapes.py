@@ -13,6 +13,14 @@ from typing import Any
 
 from flowmesh.errors import InvalidArgumentError
 
+_V2_DIMENSIONS = [False]  # tf.enable_v2_tensorshape(): shape[i] gives int | None
+
+
+def set_v2_dimensions(enabled: bool) -> None:
+    """Whether indexing/iterating a ``TensorShape`` gives ints (``tf.enable_v2_tensorshape``)
+    or ``Dimension`` objects (TensorFlow 1.x, the default)."""
+    _V2_DIMENSIONS[0] = bool(enabled)
+
 
 class Dimension:
     """One dimension of a shape; ``value`` is an ``int`` or ``None`` (unknown)."""
@@ -200,19 +208,21 @@ class TensorShape:
     def __bool__(self) -> bool:
         return self._dims is not None
 
-    def __iter__(self) -> Iterator[Dimension]:
+    def __iter__(self) -> Iterator[Any]:
         if self._dims is None:
             raise ValueError("Cannot iterate over a shape with unknown rank.")
+        if _V2_DIMENSIONS[0]:
+            return iter(self._dims)
         return iter([Dimension(d) for d in self._dims])
 
     def __getitem__(self, key: Any) -> Any:
         if self._dims is None:
             if isinstance(key, slice):
                 return unknown_shape()
-            return Dimension(None)
+            return None if _V2_DIMENSIONS[0] else Dimension(None)
         if isinstance(key, slice):
             return TensorShape(self._dims[key])
-        return Dimension(self._dims[key])
+        return self._dims[key] if _V2_DIMENSIONS[0] else Dimension(self._dims[key])
 
     # --- compatibility -----------------------------------------------------------------
     def is_compatible_with(self, other: Any) -> bool:

@@ -6,6 +6,7 @@ Importing this package registers every built-in kernel.
 from flowmesh.kernels import (  # noqa: F401 - imported for registration
     array_ops,
     bessel_ops,
+    bitcast_ops,
     bitwise_ops,
     byte_decode_ops,
     candidate_sampling_ops,
@@ -14,6 +15,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     cond,
     conditional_accumulator,
     control_flow_ops,
+    counter_ops,
     cross_ops,
     ctc_ops,
     data_flow_ops,
@@ -26,6 +28,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     fftnd_ops,
     file_io_ops,
     gather_ops,
+    hint_ops,
     image_codec,
     image_decode_ops,
     image_resize,
@@ -69,6 +72,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     summary_media_ops,
     summary_ops,
     svd_qr_ops,
+    time_ops,
     training_ops,
     while_loop,
 )

@@ -59,6 +59,9 @@ def _scatter_into(target: Any, indices: Any, updates: Any, mode: str) -> Any:
     values = updates.reshape(expected)
     if mode == "update":
         view[rows] = values
+    elif mode in ("amax", "amin"):
+        index = rows.reshape((-1,) + (1,) * (values.dim() - 1)).expand_as(values)
+        view.scatter_reduce_(0, index, values, mode, include_self=True)
     else:
         view.index_add_(0, rows, values if mode == "add" else -values)
     return target
@@ -86,3 +89,5 @@ def _tensor_scatter(mode: str):
 kernel("TensorScatterUpdate")(_tensor_scatter("update"))
 kernel("TensorScatterAdd")(_tensor_scatter("add"))
 kernel("TensorScatterSub")(_tensor_scatter("sub"))
+kernel("TensorScatterMax")(_tensor_scatter("amax"))
+kernel("TensorScatterMin")(_tensor_scatter("amin"))

@@ -5,6 +5,7 @@ Importing this package registers every built-in op.
 
 from flowmesh.ops import (  # noqa: F401 - imported for registration
     array_ops,
+    bitcast_ops,
     bitwise_ops,
     byte_decode_ops,
     candidate_sampling_ops,
@@ -17,6 +18,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     conditional_accumulator,
     constant_op,
     control_flow_ops,
+    counter_ops,
     cross_ops,
     ctc_ops,
     data_flow_ops,
@@ -29,6 +31,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     file_io_ops,
     functional_ops,
     gather_ops,
+    hint_ops,
     image_decode_ops,
     image_ops,
     init_ops,
@@ -68,6 +71,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     summary_media_ops,
     summary_ops,
     summary_tensor_ops,
+    time_ops,
     training_ops,
     variable_scope,
     variables,

@@ -221,3 +221,21 @@ def verify_tensor_all_finite(t: Any, msg: str, name: str | None = None, x: Any =
 
 
 assert_all_finite = verify_tensor_all_finite
+
+
+def add_check_numerics_ops() -> Operation:
+    """A ``check_numerics`` for every half/float/double output of every op of the default
+    graph, chained by control dependencies and grouped into one op that fails the step
+    naming the first op (``name:output``) whose value holds a NaN or an Inf
+    (``tf.add_check_numerics_ops``)."""
+    from flowmesh.core.graph import get_default_graph
+    from flowmesh.ops.control_flow_ops import group
+
+    graph = get_default_graph()
+    checks: list[Any] = []
+    for op in list(graph.get_operations()):
+        for output in op.outputs:
+            if output.dtype in (dtypes.float16, dtypes.float32, dtypes.float64):
+                with graph.control_dependencies(checks):
+                    checks = [check_numerics(output, message=f"{op.name}:{output.value_index}")]
+    return group(*checks)

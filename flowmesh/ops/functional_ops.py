@@ -224,3 +224,14 @@ def foldr(fn: Callable[[Any, Any], Any], elems: Any, initializer: Any = None,
                 "swap_memory": swap_memory, "return_same_structure": True}
         final, _, _ = _scan_loop(fn, rows, initializer, True, loop)
     return final
+
+
+def vectorized_map(fn: Callable[[Any], Any], elems: Any, fallback_to_while_loop: bool = True,
+                   warn: bool = True) -> Any:
+    """``fn`` applied to every row of ``elems``, results stacked (``tf.vectorized_map``).
+
+    TensorFlow first tries to vectorize ``fn`` (pfor) and falls back to a ``while_loop``;
+    flowmesh always runs the loop (:func:`map_fn`), which gives the same values and
+    gradients. ``fallback_to_while_loop`` and ``warn`` are accepted for compatibility.
+    """
+    return map_fn(fn, elems, name="vectorized_map")

@@ -162,7 +162,26 @@ class Orthogonal(Initializer):
         return constant(self.gain * q.reshape(dims), dtype=dtype or self.dtype)
 
 
+class UniformUnitScaling(Initializer):
+    """``tf.uniform_unit_scaling_initializer`` (deprecated in TensorFlow): uniform in
+    ``[-m, m]`` with ``m = factor * sqrt(3 / input_size)``, ``input_size`` the product of
+    all dimensions but the last (of the full shape of a partitioned variable)."""
+
+    def __init__(self, factor: float = 1.0, seed: int | None = None, dtype: Any = dtypes.float32):
+        self.factor, self.seed, self.dtype = float(factor), seed, dtypes.as_dtype(dtype)
+
+    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Any:
+        full = _dims(partition_info.full_shape) if partition_info is not None else _dims(shape)
+        input_size = max(float(np.prod(full[:-1])) if len(full) > 1 else 1.0, 1.0)
+        limit = math.sqrt(3.0 / input_size) * self.factor
+        return random_ops.random_uniform(_dims(shape), -limit, limit, dtype or self.dtype, self.seed)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"factor": self.factor, "seed": self.seed, "dtype": self.dtype.name}
+
+
 zeros_initializer = Zeros
+uniform_unit_scaling_initializer = UniformUnitScaling
 ones_initializer = Ones
 constant_initializer = Constant
 random_normal_initializer = RandomNormal

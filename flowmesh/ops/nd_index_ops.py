@@ -124,6 +124,22 @@ register_op("TensorScatterSub", _tensor_scatter_shape,
             grad=lambda op, g: [g, None, math_ops.negative(gather_nd(g, op.inputs[1]))])
 
 
+
+def _tensor_scatter_extremum_grad(op: Any, grad: Tensor) -> list:
+    """TensorFlow's rule: the gradient is split evenly between the tied maxima (minima) of
+    ``tensor`` and ``updates`` that produced each output element."""
+    x, indices, y = op.inputs
+    out = op.outputs[0]
+    x_ind = math_ops.cast(math_ops.equal(x, out), grad.dtype)
+    y_ind = math_ops.cast(math_ops.equal(y, gather_nd(out, indices)), grad.dtype)
+    count = x_ind + scatter_nd(indices, y_ind, array_ops.shape(x, out_type=indices.dtype))
+    return [grad * x_ind / count, None, gather_nd(grad / count, indices) * y_ind]
+
+
+register_op("TensorScatterMax", _tensor_scatter_shape, grad=_tensor_scatter_extremum_grad)
+register_op("TensorScatterMin", _tensor_scatter_shape, grad=_tensor_scatter_extremum_grad)
+
+
 def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Tensor:
     """A zero tensor of ``shape`` with ``updates`` added at ``indices`` (``tf.scatter_nd``);
     repeated indices accumulate.
@@ -158,6 +174,12 @@ tensor_scatter_nd_add = _tensor_scatter(
     "TensorScatterAdd", "tensor_scatter_nd_add", "A copy of ``tensor`` with ``updates`` added at ``indices``.")
 tensor_scatter_nd_sub = _tensor_scatter(
     "TensorScatterSub", "tensor_scatter_nd_sub", "A copy of ``tensor`` with ``updates`` subtracted at ``indices``.")
+tensor_scatter_nd_max = _tensor_scatter(
+    "TensorScatterMax", "tensor_scatter_nd_max",
+    "A copy of ``tensor`` where each element at ``indices`` is the maximum of itself and ``updates``.")
+tensor_scatter_nd_min = _tensor_scatter(
+    "TensorScatterMin", "tensor_scatter_nd_min",
+    "A copy of ``tensor`` where each element at ``indices`` is the minimum of itself and ``updates``.")
 tensor_scatter_update = tensor_scatter_nd_update
 tensor_scatter_add = tensor_scatter_nd_add
 tensor_scatter_sub = tensor_scatter_nd_sub

@@ -14,7 +14,7 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.function import resolve_captured
-from flowmesh.core.graph import Tensor
+from flowmesh.core.graph import Tensor, get_default_graph
 from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, as_shape, unknown_shape
@@ -31,7 +31,9 @@ register_op("VarHandleOp", _handle_shape, not_differentiable=True, stateful=True
 
 def var_handle_op(dtype: Any, shape: Any, shared_name: str, container: str = "",
                   name: str | None = None) -> Tensor:
-    """A handle to the variable ``shared_name`` in its device's resource store."""
+    """A handle to the variable ``shared_name`` in its device's resource store (in the
+    container of an enclosing ``tf.container`` scope unless ``container`` is given)."""
+    container = container or getattr(get_default_graph(), "_container", "")
     attrs = {"dtype": dtypes.as_dtype(dtype), "shape": as_shape(shape),
              "shared_name": shared_name, "container": container}
     return make_tensor("VarHandleOp", [], attrs, name=name)

@@ -16,7 +16,7 @@ import numpy as np
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, manip_ops
+from flowmesh.ops import array_ops, manip_ops, math_ops
 from flowmesh.ops._builders import constant_value
 
 
@@ -141,3 +141,28 @@ def batch_to_space(input: Any, crops: Any, block_size: int, name: str | None = N
     """``batch_to_space_nd`` over height and width with a square block."""
     b = int(block_size if block_shape is None else block_shape)
     return batch_to_space_nd(input, [b, b], crops, name=name or "BatchToSpace")
+
+
+def required_space_to_batch_paddings(input_shape: Any, block_shape: Any, base_paddings: Any = None,
+                                     name: str | None = None) -> tuple[Tensor, Tensor]:
+    """The ``paddings`` and ``crops`` that make ``space_to_batch_nd`` divide ``input_shape``
+    (plus ``base_paddings``) by ``block_shape`` and ``batch_to_space_nd`` undo it
+    (``tf.required_space_to_batch_paddings``).
+
+    Returns:
+        ``(paddings, crops)``, both ``[num_block_dims, 2]`` int32 tensors.
+    """
+    with name_scope(name, "required_space_to_batch_paddings", [input_shape, block_shape]):
+        input_shape = convert_to_tensor(input_shape, name="input_shape")
+        block_shape = convert_to_tensor(block_shape, dtype=input_shape.dtype, name="block_shape")
+        if base_paddings is None:
+            base_paddings = array_ops.zeros(array_ops.stack([array_ops.shape(block_shape)[0], 2]),
+                                            input_shape.dtype)
+        base_paddings = convert_to_tensor(base_paddings, dtype=input_shape.dtype, name="base_paddings")
+        pad_start, orig_pad_end = base_paddings[:, 0], base_paddings[:, 1]
+        full = input_shape + pad_start + orig_pad_end
+        extra = math_ops.floormod(block_shape - math_ops.floormod(full, block_shape), block_shape)
+        pad_end = orig_pad_end + extra
+        paddings = array_ops.stack([pad_start, pad_end], axis=1, name="paddings")
+        crops = array_ops.stack([array_ops.zeros_like(extra), extra], axis=1, name="crops")
+        return paddings, crops

@@ -6,7 +6,7 @@ from typing import Any
 
 from flowmesh.core.graph import Tensor
 from flowmesh.core.indexed_slices import IndexedSlices
-from flowmesh.errors import InvalidArgumentError
+from flowmesh.ops.counter_ops import count_up_to  # noqa: F401 - tf.count_up_to lives with its op
 
 
 def _variable(ref: Any, fn: str) -> Any:
@@ -72,6 +72,30 @@ scatter_nd_add = _scatter_op("ResourceScatterNdAdd", "``ref[indices[i]] += updat
 scatter_nd_sub = _scatter_op("ResourceScatterNdSub", "``ref[indices[i]] -= updates[i]`` (N-d indices).")
 
 
-def count_up_to(ref: Any, limit: int, name: str | None = None) -> Tensor:
-    """Increments an integer variable until it reaches ``limit`` (then raises OutOfRange)."""
-    raise InvalidArgumentError(None, None, "count_up_to is not supported; use assign_add with tf.cond")
+def batch_scatter_update(ref: Any, indices: Any, updates: Any, use_locking: bool = True,
+                         name: str | None = None) -> Tensor:
+    """``ref[i..., indices[i...]] = updates[i...]``: a scatter update along the first axis
+    after the batch dimensions of ``indices`` (``tf.batch_scatter_update``).
+
+    Raises:
+        ValueError: ``indices`` of unknown rank.
+    """
+    from flowmesh.core.convert import convert_to_tensor
+    from flowmesh.core.graph import name_scope
+    from flowmesh.ops import array_ops, range_ops
+
+    with name_scope(name, "BatchScatterUpdate", [ref, indices, updates]):
+        indices = convert_to_tensor(indices, name="indices")
+        rank = indices.shape.rank
+        if rank is None:
+            raise ValueError("tf.batch_scatter_update needs indices of known rank")
+        shape = array_ops.shape(indices, out_type=indices.dtype)
+        nd_indices = array_ops.expand_dims(indices, -1)
+        parts = []
+        for dim in range(rank - 1):
+            broadcast = [1] * (rank + 1)
+            broadcast[dim] = -1
+            positions = array_ops.reshape(range_ops.range(0, shape[dim], 1, dtype=indices.dtype), broadcast)
+            parts.append(positions * array_ops.ones_like(nd_indices))
+        final = array_ops.concat(parts + [nd_indices], axis=-1)
+        return scatter_nd_update(ref, final, updates, use_locking=use_locking)

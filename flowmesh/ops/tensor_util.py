@@ -69,3 +69,27 @@ def initialize_variables(var_list: list[Any], name: str = "init") -> Operation:
 def initialize_all_tables(name: str = "init_all_tables") -> Operation:
     """Deprecated: ``tables_initializer``."""
     return tables_initializer(name=name)
+
+
+def is_symbolic_tensor(tensor: Any) -> bool:
+    """True for graph tensors (``tf.is_symbolic_tensor``): every flowmesh ``Tensor``."""
+    return isinstance(tensor, Tensor)
+
+
+def convert_to_tensor_or_indexed_slices(value: Any, dtype: Any = None, name: str | None = None) -> Any:
+    """``value`` itself when it is an ``IndexedSlices`` (checking ``dtype``), else
+    ``convert_to_tensor(value, dtype, name)``.
+
+    Raises:
+        ValueError: an ``IndexedSlices`` whose dtype is not ``dtype``.
+    """
+    from flowmesh.core import dtypes
+    from flowmesh.core.convert import convert_to_tensor
+    from flowmesh.core.indexed_slices import IndexedSlices
+
+    if isinstance(value, IndexedSlices):
+        if dtype is not None and not dtypes.as_dtype(dtype).is_compatible_with(value.dtype):
+            raise ValueError(f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name} for "
+                             f"IndexedSlices with dtype {value.dtype.name}: {value}")
+        return value
+    return convert_to_tensor(value, dtype=dtype, name=name)

@@ -326,15 +326,21 @@ def is_variable_initialized(variable: Variable) -> Tensor:
     return variable.is_variable_initialized()
 
 
-def assert_variables_initialized(var_list: list[Variable] | None = None) -> Operation:
-    from flowmesh.ops import control_flow_ops, reduction_ops
-
-    var_list = global_variables() if var_list is None else var_list
-    flags = [v.is_variable_initialized() for v in var_list]
+def assert_variables_initialized(var_list: list[Variable] | None = None) -> Tensor | None:
+    """``tf.assert_variables_initialized``: as in TensorFlow, the rank of each variable of
+    ``var_list`` (default: global and local variables), read so that running it raises
+    ``FailedPreconditionError`` naming the first uninitialized one; one rank for a single
+    variable, a stacked vector for several, ``None`` for none."""
     from flowmesh.ops import array_ops
 
-    return control_flow_ops.Assert(reduction_ops.reduce_all(array_ops.stack(flags)),
-                                   ["Variables not initialized"])
+    var_list = global_variables() + local_variables() if var_list is None else list(var_list)
+    if not var_list:
+        return None
+    ranks = []
+    for var in var_list:
+        with var._graph.colocate_with(var.handle.op):
+            ranks.append(array_ops.rank(var.read_value()))
+    return ranks[0] if len(ranks) == 1 else array_ops.stack(ranks)
 
 
 def report_uninitialized_variables(var_list: list[Variable] | None = None,

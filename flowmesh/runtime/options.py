@@ -9,6 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+_LOG_DEVICE_PLACEMENT = [False]
+
+
+def set_log_device_placement(enabled: bool) -> None:
+    """``tf.debugging.set_log_device_placement``: sessions created without a ``config`` log
+    the device of every op they place (as ``ConfigProto(log_device_placement=True)``)."""
+    _LOG_DEVICE_PLACEMENT[0] = bool(enabled)
+
+
+def get_log_device_placement() -> bool:
+    """``tf.debugging.get_log_device_placement``: the setting of
+    :func:`set_log_device_placement`."""
+    return _LOG_DEVICE_PLACEMENT[0]
+
 
 @dataclass
 class GPUOptions:

@@ -26,7 +26,7 @@ from flowmesh.kernels.kernel_cache import KernelCache
 from flowmesh.kernels.step import StepContext
 from flowmesh.runtime import host_memory, placer
 from flowmesh.runtime.device import DeviceSet, local_devices
-from flowmesh.runtime.options import ConfigProto, RunMetadata, RunOptions
+from flowmesh.runtime.options import ConfigProto, RunMetadata, RunOptions, get_log_device_placement
 from flowmesh.runtime.partition import partition_graph_def
 from flowmesh.runtime.plan import StepPlan
 from flowmesh.runtime.run_cache import RunCache, fits
@@ -138,7 +138,8 @@ class BaseSession:
         if graph is not None and not isinstance(graph, Graph):
             raise TypeError(f"graph must be a tf.Graph, but got {type(graph).__name__}")
         self._graph = graph if graph is not None else get_default_graph()
-        self._config = config if config is not None else ConfigProto()
+        self._config = config if config is not None else ConfigProto(
+            log_device_placement=get_log_device_placement())
         self._target = target
         self._closed = False
         self._backend = _make_backend(target, self._graph, self._config)

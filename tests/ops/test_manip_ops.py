@@ -134,6 +134,10 @@ ND_INDEX = [
     OpSpec("tensor_scatter_nd_sub", lambda tf, t, i, u: tf.tensor_scatter_nd_sub(t, i, u),
            (M, _const([[0, 0], [1, 3]]), Input((2,))),
            reference=lambda t, i, u: t - _scatter_nd(i, u, t.shape)),
+    OpSpec("tensor_scatter_nd_max", lambda tf, t, i, u: tf.tensor_scatter_nd_max(t, i, u),
+           (Input((4, 2), kind="distinct"), _const([[0], [2], [0]]), Input((3, 2), kind="distinct", low=-1.9, high=1.9))),
+    OpSpec("tensor_scatter_nd_min", lambda tf, t, i, u: tf.tensor_scatter_nd_min(t, i, u),
+           (Input((4, 2), kind="distinct"), _const([[0], [2], [0]]), Input((3, 2), kind="distinct", low=-1.9, high=1.9))),
 ]
 
 SPECS = MANIP + ND_INDEX
