@@ -10,7 +10,7 @@ from flowmesh.estimator.canned.dnn_linear_combined import (
 from flowmesh.estimator.canned.linear import LinearClassifier, LinearRegressor
 from flowmesh.estimator.estimator import Estimator
 from flowmesh.estimator.estimator_spec import EstimatorSpec
-from flowmesh.estimator.exporter import Exporter, FinalExporter, LatestExporter
+from flowmesh.estimator.exporter import BestExporter, Exporter, FinalExporter, LatestExporter
 from flowmesh.estimator.mode_keys import ModeKeys
 from flowmesh.estimator.run_config import RunConfig
 from flowmesh.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
@@ -19,5 +19,5 @@ __all__ = [
     "BaselineClassifier", "BaselineRegressor", "DNNClassifier", "DNNLinearCombinedClassifier",
     "DNNLinearCombinedRegressor", "DNNRegressor", "Estimator", "EstimatorSpec", "LinearClassifier",
     "LinearRegressor", "ModeKeys", "RunConfig", "EvalSpec", "TrainSpec", "train_and_evaluate", "export",
-    "Exporter", "FinalExporter", "LatestExporter",
+    "BestExporter", "Exporter", "FinalExporter", "LatestExporter",
 ]

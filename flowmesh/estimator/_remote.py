@@ -16,6 +16,8 @@ import logging
 import time
 from typing import Any
 
+import numpy as np
+
 from flowmesh.core import dtypes
 from flowmesh.core.graph import Graph, device
 from flowmesh.errors import OpError
@@ -120,3 +122,16 @@ class RemoteCheckpoints:
             self.state.put(self.state.set_evaluated, step)
         except OpError as exc:
             logger.warning("evaluator: could not report step %d to the chief: %s", step, exc)
+
+
+def write_local_checkpoint(directory: str, variables: list, values: dict[str, Any], step: int) -> str:
+    """Writes ``values`` (read through the chief) as checkpoint ``directory/model.ckpt-<step>``
+    on the evaluator's disk, for the exporters (which restore from a checkpoint path)."""
+    import os
+
+    from flowmesh.checkpoint import SaveSpec, write_checkpoint
+
+    specs = [SaveSpec(v.op.name, np.asarray(values[v.op.name]), v.dtype.base_dtype.name) for v in variables]
+    prefix = os.path.join(directory, f"model.ckpt-{step}")
+    write_checkpoint(prefix, specs)
+    return prefix

@@ -192,9 +192,7 @@ class _Executor:
         logger.info("Saving dict for global step %s: %s", result.get("global_step"),
                     ", ".join(f"{k} = {v}" for k, v in sorted(result.items())))
         self.last_result, self.last_path = result, path
-        for exporter in self._eval_spec.exporters or ():
-            base = os.path.join(self._estimator.model_dir, "export", exporter.name)
-            self.exports.append(exporter.export(self._estimator, base, path, result, final))
+        self._run_exporters(path, result, final)
         return result
 
     def run_local(self) -> tuple[Any, list]:
@@ -231,7 +229,8 @@ class _Executor:
 
     def run_remote_evaluator(self) -> tuple[Any, list]:
         """Evaluates each checkpoint the chief publishes, read through the chief's server,
-        until the one the chief names final (exporters need the files: they do not run)."""
+        until the one the chief names final; the exporters get those values as a checkpoint
+        written on the evaluator's disk."""
         from flowmesh.estimator._remote import WAIT_S, RemoteCheckpoints
 
         config = self._estimator.config
@@ -266,6 +265,30 @@ class _Executor:
                     result.get("global_step"), path,
                     ", ".join(f"{k} = {v}" for k, v in sorted(result.items())))
         self.last_result, self.last_path = result, path
+        if self._eval_spec.exporters:
+            self._export_values(values, result, final)
+
+    def _export_values(self, values: dict, result: dict, final: bool) -> None:
+        """Runs the exporters on the values read through the chief, written as a checkpoint
+        in a temporary directory of the evaluator (removed afterwards); the exports land in
+        the evaluator's ``model_dir/export/<name>``."""
+        import shutil
+        import tempfile
+
+        from flowmesh.estimator._remote import write_local_checkpoint
+
+        assert self._graph is not None
+        local = tempfile.mkdtemp(prefix="flowmesh_eval_ckpt_")
+        try:
+            path = write_local_checkpoint(local, self._graph.variables, values, int(result["global_step"]))
+            self._run_exporters(path, result, final)
+        finally:
+            shutil.rmtree(local, ignore_errors=True)
+
+    def _run_exporters(self, path: str, result: dict, final: bool) -> None:
+        for exporter in self._eval_spec.exporters or ():
+            base = os.path.join(self._estimator.model_dir, "export", exporter.name)
+            self.exports.append(exporter.export(self._estimator, base, path, result, final))
 
 
 def _step_of(path: str) -> int:

@@ -42,6 +42,8 @@ def main():
     parser.add_argument("--kill_chief_at", type=int, default=0)
     parser.add_argument("--eval_model_dir", default=None,
                         help="the evaluator's own model_dir (no shared file system with the chief)")
+    parser.add_argument("--export", action="store_true",
+                        help="run a LatestExporter, a BestExporter and a FinalExporter")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     rng = np.random.default_rng(0)
@@ -63,9 +65,16 @@ def main():
         hooks.append(KillChief(args.kill_chief_at))
     if args.kill_chief_at and config.task_type == "worker":
         hooks.append(SlowWorker())
+    exporters = []
+    if args.export:
+        receiver = tf.estimator.export.build_raw_serving_input_receiver_fn(
+            {"x": tf.placeholder(tf.float32, [None, 4], name="x")})
+        exporters = [tf.estimator.LatestExporter("latest", receiver, exports_to_keep=2),
+                     tf.estimator.BestExporter("best", receiver, exports_to_keep=1),
+                     tf.estimator.FinalExporter("final", receiver)]
     result, _ = tf.estimator.train_and_evaluate(
         est, tf.estimator.TrainSpec(input_fn, max_steps=args.max_steps, hooks=hooks),
-        tf.estimator.EvalSpec(input_fn, steps=None, throttle_secs=0))
+        tf.estimator.EvalSpec(input_fn, steps=None, throttle_secs=0, exporters=exporters))
     if result is not None:
         print("EVAL " + json.dumps({k: float(np.asarray(v)) for k, v in result.items()}), flush=True)
 
