@@ -88,6 +88,16 @@ from flowmesh.ops.data_flow_ops import (
     QueueBase,
     SparseConditionalAccumulator,
 )
+from flowmesh.ops.queue_kinds import PaddingFIFOQueue, PriorityQueue, RandomShuffleQueue
+from flowmesh.ops.reader_ops import (
+    FixedLengthRecordReader,
+    IdentityReader,
+    ReaderBase,
+    TFRecordReader,
+    TextLineReader,
+    WholeFileReader,
+)
+from flowmesh.ops.reader_ops import LMDBReader
 from flowmesh.ops.cond import case, cond
 from flowmesh.ops.control_flow_ops import (
     Assert,
@@ -351,7 +361,7 @@ from flowmesh.execution_mode import (
     executing_eagerly,
 )
 from flowmesh import compat
-from flowmesh import data, io, python_io, sparse
+from flowmesh import data, io, python_io, queue, sparse
 from flowmesh.core.sparse_tensor import SparseTensor, SparseTensorValue
 from flowmesh.ops.parsing_config import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from flowmesh.ops.parsing_ops import parse_example, parse_single_example, parse_single_sequence_example

@@ -9,6 +9,7 @@ from flowmesh.data.tfrecord import (
 )
 from flowmesh.image.convert import decode_image
 from flowmesh.ops.byte_decode_ops import decode_compressed, decode_json_example
+from flowmesh.ops.data_flow_ops import QueueBase
 from flowmesh.ops.decode_ops import decode_csv, decode_raw
 from flowmesh.ops.file_io_ops import (
     decode_base64,
@@ -30,12 +31,14 @@ from flowmesh.ops.image_decode_ops import (
 from flowmesh.ops.image_ops import decode_jpeg, decode_png, encode_jpeg, encode_png
 from flowmesh.ops.parsing_config import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from flowmesh.ops.parsing_ops import parse_example, parse_single_example, parse_single_sequence_example
+from flowmesh.ops.queue_kinds import PaddingFIFOQueue, PriorityQueue, RandomShuffleQueue
 from flowmesh.ops.sparse_serialize_ops import (
     deserialize_many_sparse,
     serialize_many_sparse,
     serialize_sparse,
 )
 from flowmesh.train.graph_io import write_graph
+from flowmesh.train.input_producers import match_filenames_once
 from flowmesh.unsupported import unsupported as _unsupported
 
 decode_jxl = _unsupported("io.decode_jxl", "JPEG XL decoding needs libjxl, which neither flowmesh "
@@ -47,4 +50,5 @@ __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "TFRecordCompressionTyp
            "serialize_tensor", "write_file", "write_graph", "decode_and_crop_jpeg", "decode_bmp",
            "decode_compressed", "decode_gif", "decode_image", "decode_jpeg", "decode_json_example",
            "decode_jxl", "decode_png", "decode_webp", "deserialize_many_sparse", "encode_jpeg",
-           "encode_png", "extract_jpeg_shape", "is_jpeg", "serialize_many_sparse", "serialize_sparse"]
+           "encode_png", "extract_jpeg_shape", "is_jpeg", "serialize_many_sparse", "serialize_sparse",
+           "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue", "match_filenames_once"]

@@ -25,6 +25,9 @@ RAGGED = ("RaggedTensor is not implemented: flowmesh represents variable-length 
 V1_CONTROL_FLOW = ("TensorFlow 1.x's low-level dataflow control-flow primitives (Enter/Exit/Switch/Merge frames) "
                    "do not exist in flowmesh, whose cond/while_loop are functional (If/While)")
 
+LMDB = ("LMDB databases need the `lmdb` library, which flowmesh does not depend on; convert them to "
+        "TFRecord files (tf.TFRecordReader, tf.data.TFRecordDataset)")
+
 
 def unsupported(name: str, reason: str) -> Any:
     """A callable named ``name`` that raises ``UnimplementedError`` with ``reason``."""

@@ -58,7 +58,13 @@ def wait_until(cond: threading.Condition, ready: Callable[[], bool], step: Any, 
 
 
 class QueueState:
-    """The elements of one FIFO queue and who waits on them."""
+    """The elements of one FIFO queue and who waits on them.
+
+    Subclasses (``kernels/queue_kinds.py``) change the order (``_put``/``_take``), how many
+    elements a dequeue may take (``_available``) and how a batch is stacked (``stack``).
+    """
+
+    kind = "FIFOQueue"
 
     def __init__(self, name: str, dtypes: list[Any], shapes: list[Any], capacity: int):
         self.name = name
@@ -80,18 +86,18 @@ class QueueState:
             if shape.rank is not None and not shape.is_compatible_with(got):
                 raise InvalidArgumentError(
                     f"Shape mismatch in tuple component {i}. Expected {shape}, got {list(got)} "
-                    f"(FIFOQueue '{self.name}')")
+                    f"({self.kind} '{self.name}')")
         if many and len({int(v.shape[0]) for v in values}) > 1:
             raise InvalidArgumentError(
-                f"enqueue_many to FIFOQueue '{self.name}': components have different sizes in "
+                f"enqueue_many to {self.kind} '{self.name}': components have different sizes in "
                 f"dimension 0: {[int(v.shape[0]) for v in values]}")
 
     def closed_error(self) -> CancelledError:
-        return CancelledError(None, None, f"FIFOQueue '{self.name}' is closed.")
+        return CancelledError(None, None, f"{self.kind} '{self.name}' is closed.")
 
     def insufficient(self, requested: int) -> OutOfRangeError:
         return OutOfRangeError(
-            None, None, f"FIFOQueue '{self.name}' is closed and has insufficient elements (requested "
+            None, None, f"{self.kind} '{self.name}' is closed and has insufficient elements (requested "
                         f"{requested}, current size {len(self.items)})")
 
     # --- operations (each takes the lock) ------------------------------------------------------
@@ -101,23 +107,37 @@ class QueueState:
                 raise self.closed_error()
             for element in elements:
                 wait_until(self.cond, lambda: self._has_room() or self.enqueues_cancelled, step,
-                           f"enqueue to FIFOQueue '{self.name}'")
+                           f"enqueue to {self.kind} '{self.name}'")
                 if self.enqueues_cancelled:
                     raise self.closed_error()
-                self.items.append(element)
+                self._put(element)
                 self.cond.notify_all()
 
     def _has_room(self) -> bool:
         return self.capacity is None or len(self.items) < self.capacity
 
+    def _put(self, element: tuple[Any, ...]) -> None:
+        self.items.append(element)
+
+    def _take(self, count: int) -> list[tuple[Any, ...]]:
+        return [self.items.popleft() for _ in range(count)]
+
+    def _available(self) -> int:
+        """How many elements a dequeue may take now (all of them once closed)."""
+        return len(self.items)
+
+    def stack(self, values: list[Any], component: int) -> Any:
+        """The dequeued values of one component stacked along a new dimension 0."""
+        return _stack(values)
+
     def dequeue(self, step: Any, n: int, up_to: bool) -> list[tuple[Any, ...]]:
         with self.cond:
-            wait_until(self.cond, lambda: len(self.items) >= n or self.closed, step,
-                       f"dequeue {n} element(s) from FIFOQueue '{self.name}'")
+            wait_until(self.cond, lambda: self._available() >= n or self.closed, step,
+                       f"dequeue {n} element(s) from {self.kind} '{self.name}'")
             if len(self.items) < n and not (up_to and self.items):  # closed, too few left
                 raise self.insufficient(n)
             count = min(n, len(self.items))
-            taken = [self.items.popleft() for _ in range(count)]
+            taken = self._take(count)
             self.cond.notify_all()
             return taken
 
@@ -146,12 +166,18 @@ def _fifo_queue(ctx: KernelContext):
 
 def _as_queue(value: Any, op_type: str) -> QueueState:
     if not isinstance(value, QueueState):
-        raise InvalidArgumentError(f"{op_type} expects a FIFOQueue handle, got {type(value).__name__}")
+        raise InvalidArgumentError(f"{op_type} expects a queue handle, got {type(value).__name__}")
     return value
 
 
 def _owned(value: Any) -> Any:
-    return value.clone() if isinstance(value, torch.Tensor) else value.copy()
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    return np.array(value, dtype=object)  # one string of a string batch: a 0-d object array
 
 
 @kernel("QueueEnqueueV2", needs_step=True)
@@ -179,7 +205,7 @@ def _outputs(elements: list[tuple[Any, ...]], stacked: bool, queue: QueueState, 
     if not stacked:
         out = elements[0]
     elif elements:
-        out = tuple(_stack([e[i] for e in elements]) for i in range(len(queue.dtypes)))
+        out = tuple(queue.stack([e[i] for e in elements], i) for i in range(len(queue.dtypes)))
     else:
         out = tuple(_empty(queue, i, ctx) for i in range(len(queue.dtypes)))
     return out[0] if len(out) == 1 else out
@@ -197,7 +223,7 @@ def _empty(queue: QueueState, i: int, ctx: KernelContext) -> Any:
     shape = queue.shapes[i] if i < len(queue.shapes) else None
     if shape is None or not shape.is_fully_defined():
         raise InvalidArgumentError(
-            f"dequeue_many(0) from FIFOQueue '{queue.name}' needs fully defined component shapes")
+            f"dequeue_many(0) from {queue.kind} '{queue.name}' needs fully defined component shapes")
     return torch.zeros((0, *shape.as_list()), dtype=ctx.torch_dtype(queue.dtypes[i]))
 
 

@@ -41,12 +41,17 @@ _RESOURCE = [(dtypes.resource, TensorShape([]))]
 
 
 # --- op definitions ------------------------------------------------------------------------
+QUEUE_OP_TYPES = {"FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2", "PriorityQueueV2"}
+
+
 def _queue_spec(handle: Tensor) -> tuple[list[dtypes.DType] | None, list[TensorShape] | None]:
     op = handle.op
-    if op.type != "FIFOQueueV2":
+    if op.type not in QUEUE_OP_TYPES:
         return None, None
     types = list(op.attrs["component_types"])
     shapes = [as_shape(s) for s in op.attrs["shapes"]] or [unknown_shape() for _ in types]
+    if op.type == "PriorityQueueV2":  # the int64 priority is component 0
+        types, shapes = [dtypes.int64, *types], [TensorShape([]), *shapes]
     return types, shapes
 
 

@@ -45,6 +45,16 @@ from flowmesh.train.basic_session_run_hooks import (
     StopAtStepHook,
     SummarySaverHook,
 )
+from flowmesh.train.batching import (
+    batch,
+    batch_join,
+    maybe_batch,
+    maybe_batch_join,
+    maybe_shuffle_batch,
+    maybe_shuffle_batch_join,
+    shuffle_batch,
+    shuffle_batch_join,
+)
 from flowmesh.train.checkpoint_utils import init_from_checkpoint
 from flowmesh.train.coordinator import Coordinator, LooperThread
 from flowmesh.train.device_setter import (
@@ -55,6 +65,14 @@ from flowmesh.train.device_setter import (
 from flowmesh.train.ftrl import FtrlOptimizer
 from flowmesh.train.gradient_descent import GradientDescentOptimizer
 from flowmesh.train.graph_io import write_graph
+from flowmesh.train.input_producers import (
+    input_producer,
+    limit_epochs,
+    match_filenames_once,
+    range_input_producer,
+    slice_input_producer,
+    string_input_producer,
+)
 from flowmesh.train.learning_rate_decay import (
     cosine_decay,
     cosine_decay_restarts,
@@ -133,6 +151,10 @@ __all__ = [
     "SyncReplicasOptimizer",
     "add_queue_runner",
     "start_queue_runners",
+    "batch", "batch_join", "maybe_batch", "maybe_batch_join", "maybe_shuffle_batch",
+    "maybe_shuffle_batch_join", "shuffle_batch", "shuffle_batch_join",
+    "input_producer", "limit_epochs", "match_filenames_once", "range_input_producer",
+    "slice_input_producer", "string_input_producer",
     "RMSPropOptimizer",
     "cosine_decay",
     "cosine_decay_restarts",
