@@ -67,8 +67,10 @@ def _shuffle(ctx: KernelContext):
     gen = make_generator(ctx)
 
     def shuffle(x: Any) -> Any:
-        if x.dim() == 0:
+        if x.ndim == 0:
             return x
+        if not isinstance(x, torch.Tensor):  # strings: an object array on the host
+            return x[torch.randperm(x.shape[0], generator=gen).numpy()]
         return x[torch.randperm(x.shape[0], generator=gen, device=x.device)]
 
     return shuffle
