@@ -156,10 +156,21 @@ class TFRecordReader(ReaderBase):
     """
 
     def __init__(self, name: str | None = None, options: Any = None):
-        from flowmesh.data.tfrecord import TFRecordOptions
+        super().__init__(_reader("TFRecordReaderV2", {"compression_type": _compression(options)}, name))
 
-        compression = TFRecordOptions.get_compression_type_string(options)
-        super().__init__(_reader("TFRecordReaderV2", {"compression_type": compression}, name))
+
+def _compression(options: Any) -> str:
+    """``""``/``"ZLIB"``/``"GZIP"`` from ``TFRecordOptions``, a ``TFRecordCompressionType`` or a string."""
+    if options is None:
+        return ""
+    if hasattr(options, "compression_type"):
+        return _compression(options.compression_type)
+    if isinstance(options, int) and not isinstance(options, bool) and options in (0, 1, 2):
+        return ("", "ZLIB", "GZIP")[options]
+    if isinstance(options, str) and options.upper() in ("", "ZLIB", "GZIP"):
+        return options.upper()
+    raise ValueError(f"TFRecordReader: unknown compression {options!r}; use None, \"ZLIB\" or \"GZIP\" "
+                     "(or tf.io.TFRecordOptions)")
 
 
 class FixedLengthRecordReader(ReaderBase):
