@@ -24,6 +24,7 @@ from flowmesh.ops.nn_conv_ops import (
     max_pool,
     max_pool2d,
 )
+from flowmesh.ops.nn_conv3d_ops import conv3d, conv3d_backprop_filter, conv3d_transpose
 from flowmesh.ops.nn_extra_ops import (
     approx_max_k,
     approx_min_k,
@@ -71,6 +72,7 @@ from flowmesh.ops.nn_norm_ops import (
     normalize_moments,
     weighted_moments,
 )
+from flowmesh.ops.nn_pool3d_ops import avg_pool3d, max_pool3d
 from flowmesh.ops.nn_ops import (
     bias_add,
     log_softmax,
@@ -108,6 +110,7 @@ __all__ = [
 ]
 
 depthwise_conv2d_backprop_filter = depthwise_conv2d_native_backprop_filter
+conv3d_backprop_filter_v2 = conv3d_backprop_filter
 depthwise_conv2d_backprop_input = depthwise_conv2d_native_backprop_input
 
 

@@ -44,6 +44,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     math_ops,
     matrix_function_ops,
     nd_index_ops,
+    nn_conv3d_ops,
     nn_conv_ops,
     nn_impl,
     nn_norm_ops,
