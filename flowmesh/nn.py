@@ -72,6 +72,7 @@ from flowmesh.ops.nn_norm_ops import (
     normalize_moments,
     weighted_moments,
 )
+from flowmesh.ops.nn_morphology_ops import dilation2d, erosion2d, max_pool_with_argmax
 from flowmesh.ops.nn_pool3d_ops import avg_pool3d, max_pool3d
 from flowmesh.ops.nn_ops import (
     bias_add,

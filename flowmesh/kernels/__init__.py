@@ -47,6 +47,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     nn_conv3d_ops,
     nn_conv_ops,
     nn_impl,
+    nn_morphology_ops,
     nn_norm_ops,
     nn_ops,
     parsing_ops,
