@@ -12,6 +12,7 @@ from flowmesh.ops.ctc_ops import ctc_loss, ctc_loss_v2
 from flowmesh.ops.depthwise_conv_ops import depthwise_conv2d, depthwise_conv2d_native, separable_conv2d
 from flowmesh.ops.embedding_ops import embedding_lookup
 from flowmesh.ops.math_ops import sigmoid, tanh
+from flowmesh.ops.nn_conv3d_ops import conv3d_backprop_filter
 from flowmesh.ops.nn_conv_ops import (
     atrous_conv2d,
     avg_pool,
@@ -24,7 +25,6 @@ from flowmesh.ops.nn_conv_ops import (
     max_pool,
     max_pool2d,
 )
-from flowmesh.ops.nn_conv3d_ops import conv3d, conv3d_backprop_filter, conv3d_transpose
 from flowmesh.ops.nn_extra_ops import (
     approx_max_k,
     approx_min_k,
@@ -72,8 +72,6 @@ from flowmesh.ops.nn_norm_ops import (
     normalize_moments,
     weighted_moments,
 )
-from flowmesh.ops.nn_morphology_ops import dilation2d, erosion2d, max_pool_with_argmax
-from flowmesh.ops.nn_pool3d_ops import avg_pool3d, max_pool3d
 from flowmesh.ops.nn_ops import (
     bias_add,
     log_softmax,
