@@ -5,7 +5,8 @@ are vector-Jacobian products of the forward function (torch autograd)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.nn.functional as nnf
@@ -13,8 +14,8 @@ import torch.nn.functional as nnf
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.array_ops import as_ints
 from flowmesh.kernels.registry import KernelContext, kernel
-from flowmesh.ops.nn_conv_ops import conv_geometry
 from flowmesh.ops.nn_conv3d_ops import spatial3
+from flowmesh.ops.nn_conv_ops import conv_geometry
 
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
 
