@@ -12,7 +12,8 @@ from flowmesh.ops.ctc_ops import ctc_loss, ctc_loss_v2
 from flowmesh.ops.depthwise_conv_ops import depthwise_conv2d, depthwise_conv2d_native, separable_conv2d
 from flowmesh.ops.embedding_ops import embedding_lookup
 from flowmesh.ops.math_ops import sigmoid, tanh
-from flowmesh.ops.nn_conv3d_ops import conv3d_backprop_filter
+from flowmesh.ops.nn_atrous_ops import atrous_conv2d_transpose, with_space_to_batch
+from flowmesh.ops.nn_conv3d_ops import conv3d, conv3d_backprop_filter, conv3d_transpose
 from flowmesh.ops.nn_conv_ops import (
     atrous_conv2d,
     avg_pool,
@@ -61,6 +62,7 @@ from flowmesh.ops.nn_impl import (
     xw_plus_b,
     zero_fraction,
 )
+from flowmesh.ops.nn_morphology_ops import dilation2d, erosion2d, max_pool_with_argmax
 from flowmesh.ops.nn_norm_ops import (
     batch_normalization,
     fused_batch_norm,
@@ -83,6 +85,7 @@ from flowmesh.ops.nn_ops import (
     sparse_softmax_cross_entropy_with_logits,
     weighted_cross_entropy_with_logits,
 )
+from flowmesh.ops.nn_pool3d_ops import avg_pool3d, max_pool3d
 from flowmesh.ops.sampled_losses import nce_loss, sampled_softmax_loss
 from flowmesh.ops.space_batch_ops import depth_to_space, space_to_batch, space_to_depth
 from flowmesh.rnn import (
@@ -94,6 +97,9 @@ from flowmesh.rnn import (
 )
 
 __all__ = [
+    "atrous_conv2d_transpose", "avg_pool3d", "conv3d", "conv3d_backprop_filter",
+    "conv3d_backprop_filter_v2", "conv3d_transpose", "dilation2d", "erosion2d", "max_pool3d",
+    "max_pool_with_argmax", "with_space_to_batch",
     "ctc_loss", "ctc_loss_v2", "approx_max_k", "approx_min_k", "avg_pool1d", "avg_pool_v2", "batch_norm_with_global_normalization", "conv1d_transpose", "conv_transpose", "convolution", "depthwise_conv2d_native_backprop_filter", "depthwise_conv2d_native_backprop_input", "log_poisson_loss", "max_pool1d", "max_pool_v2", "pool", "sufficient_statistics", "depth_to_space", "space_to_batch", "space_to_depth", "all_candidate_sampler", "compute_accidental_hits", "log_uniform_candidate_sampler", "nce_loss",
     "sampled_softmax_loss", "uniform_candidate_sampler",
     "atrous_conv2d", "avg_pool", "bidirectional_dynamic_rnn", "dynamic_rnn", "rnn_cell",
