@@ -91,7 +91,8 @@ def launch_elastic(np: int, argv: list[str], policy: ElasticPolicy | None, *,
     if join is not None:
         host, port = split_address(join, "--join")
         try:
-            store = connect_store(host, port, False, None, _config.CONNECT_TIMEOUT_S.get(base))
+            store = connect_store(host, port, False, None, _config.CONNECT_TIMEOUT_S.get(base),
+                                  auth=JobSecret.auth(base))
         except CommunicationError as exc:
             raise UnavailableError(None, None, f"--join {join}: no elastic job answers there "
                                    f"({exc})") from None
@@ -103,22 +104,28 @@ def launch_elastic(np: int, argv: list[str], policy: ElasticPolicy | None, *,
             job.kill_all()
     policy = policy or ElasticPolicy(np, np)
     policy.check(np)
-    store = connect_store("127.0.0.1", 0, True, None, 30.0)  # kept alive until the end
+    secret = JobSecret.create(base)
+    base.update(secret.env)
+    store = connect_store("127.0.0.1", 0, True, None, 30.0, auth=secret.auth(base))
     address = f"127.0.0.1:{store.port}"
     base.update(FLOWMESH_RENDEZVOUS=address, FLOWMESH_MIN_NP=str(policy.min_np),
                 FLOWMESH_MAX_NP=str(policy.max_np))
-    secret = JobSecret.create(base)
-    base.update(secret.env)
     job = ElasticJob(np, argv, base, prefix, sink, capture, store, policy)
     job.report(f"elastic job: {np} rank(s), --min-np {policy.min_np}, --max-np {policy.max_np}; "
-               f"add ranks with `flowmesh run --join {address} -np 1 ...`")
+               f"add ranks with `{_join_hint(secret, address)}`")
     try:
         return job.wait(timeout, failure_grace)
     finally:
         job.finish()
         job.kill_all()
         secret.remove()
-        del store
+        store.close()
+
+
+def _join_hint(secret: JobSecret, address: str) -> str:
+    """The command that adds a rank (it needs the job's secret to reach the store)."""
+    env = f"{_config.CLUSTER_SECRET_FILE.name}={secret.path} " if secret.path else ""
+    return f"{env}flowmesh run --join {address} -np 1 ..."
 
 
 class ElasticJob(RankJob):

@@ -144,11 +144,11 @@ def launch(np: int, command: Sequence[str], *, timeout: float | None = None, pre
     from flowmesh.cli.secret import JobSecret
     from flowmesh.collective.backends.torch_dist import connect_store
 
-    store = connect_store("127.0.0.1", 0, True, None, 30.0)  # kept alive until the end
     base = dict(os.environ)
     base.update(env or {})
     secret = JobSecret.create(base)
     base.update(secret.env)
+    store = connect_store("127.0.0.1", 0, True, None, 30.0, auth=secret.auth(base))
     base.update(PYTHONUNBUFFERED="1", FLOWMESH_SIZE=str(np), FLOWMESH_LOCAL_SIZE=str(np),
                 FLOWMESH_RENDEZVOUS=f"127.0.0.1:{store.port}")
     sink = out if out is not None else (None if capture else sys.stdout)
@@ -158,4 +158,4 @@ def launch(np: int, command: Sequence[str], *, timeout: float | None = None, pre
     finally:
         job.kill_all()
         secret.remove()
-        del store
+        store.close()

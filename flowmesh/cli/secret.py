@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Mapping
 
 from flowmesh import config as _config
+from flowmesh.distributed.auth import ClusterAuth
 
 
 class JobSecret:
@@ -43,6 +44,11 @@ class JobSecret:
         with os.fdopen(fd, "w") as f:
             f.write(secrets.token_hex(32))
         return cls({_config.CLUSTER_SECRET_FILE.name: path}, directory)
+
+    @staticmethod
+    def auth(environ: Mapping[str, str]) -> ClusterAuth:
+        """The proofs of the secret ``environ`` names (after ``environ.update(env)``)."""
+        return ClusterAuth(_config.cluster_secret(environ))
 
     @property
     def path(self) -> str | None:

@@ -93,8 +93,10 @@ class _Job:
         self.node_of = [nodes[i] for i in range(len(self.tasks))]
         if self.strategy == "allreduce":
             from flowmesh.collective.backends.torch_dist import connect_store
+            from flowmesh.distributed.auth import ClusterAuth
 
-            self.store = connect_store(self.driver_host, 0, True, None, 30.0)
+            self.store = connect_store(self.driver_host, 0, True, None, 30.0,
+                                       auth=ClusterAuth(self.secret.encode()))
         for task in self.tasks:
             self.actors[task] = self._actor(task)
         if self.strategy == "ps":
@@ -123,6 +125,8 @@ class _Job:
             from ray.util.placement_group import remove_placement_group
 
             remove_placement_group(self.pg)
+        if self.store is not None:
+            self.store.close()
         self.store = None
 
     def _actor(self, task: tuple[str, int]) -> Any:

@@ -136,7 +136,8 @@ def test_cli_reports_losses_and_rounds_on_stderr(tmp_path):
     script = exits_in_order(tmp_path, "0", 4, 0)
     out = run_elastic_cli(script)
     assert re.search(r"elastic job: 2 rank\(s\), --min-np 1, --max-np 2; add ranks with "
-                     r"`flowmesh run --join 127\.0\.0\.1:\d+ -np 1 \.\.\.`", out.stderr)
+                     r"`FLOWMESH_CLUSTER_SECRET_FILE=\S+/secret flowmesh run --join 127\.0\.0\.1:\d+ "
+                     r"-np 1 \.\.\.`", out.stderr)  # joining ranks need the job's secret
     assert re.search(r"member 0 \(pid \d+\) exited with status 4; 1 rank\(s\) remain "
                      r"\(--min-np 1\)", out.stderr)
     assert "elastic job finished; lost members along the way: 0 (exited with status 4)" in out.stderr

@@ -1,7 +1,8 @@
 """A communicator on torch.distributed process groups: gloo for CPU tensors, NCCL for CUDA.
 
-The groups are built directly on a ``TCPStore`` (no global default process group, so
-flowmesh never interferes with a program's own ``torch.distributed`` use). The control
+The groups are built directly on the job's rendezvous store (an authenticated
+``torch.distributed.Store``: :mod:`flowmesh.collective.backends.store`), with no global
+default process group, so flowmesh never interferes with a program's own ``torch.distributed`` use). The control
 plane (:meth:`allgather_bytes`) always runs on gloo; data runs on gloo or, for CUDA
 tensors, on an NCCL group created on first use. Every call is bounded by the collective
 timeout: a member that does not take part makes the others fail with a
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import datetime
 import functools
-import socket
 import struct
 import threading
 import time
@@ -39,6 +39,9 @@ from flowmesh.collective.backends.base import (
     PeerState,
     ReduceOp,
 )
+from flowmesh.collective.backends.store import StoreClient, StoreServer
+from flowmesh.distributed.auth import ClusterAuth
+from flowmesh.errors import OpError, UnauthenticatedError
 
 _TORCH_OPS = {
     ReduceOp.SUM: dist.ReduceOp.SUM,
@@ -56,19 +59,32 @@ _ABANDONED_GROUPS: list[Any] = []
 
 
 def connect_store(host: str, port: int, is_master: bool, world_size: int | None,
-                  timeout_s: float) -> dist.TCPStore:
-    """A TCPStore client (or server when ``is_master``) at ``host:port``.
+                  timeout_s: float, auth: ClusterAuth | None = None) -> StoreClient:
+    """A client of the rendezvous store at ``host:port``; with ``is_master`` this process
+    also serves it (listening on ``host`` only; ``port`` 0: a free one, see ``.port``).
+
+    Every connection proves the job's secret (``auth``, by default this process's
+    ``FLOWMESH_CLUSTER_SECRET[_FILE]``): see :mod:`flowmesh.collective.backends.store`.
+    ``world_size`` is accepted for ``TCPStore``'s signature and not needed.
 
     Raises:
-        CommunicationError: the store could not be reached within ``timeout_s``.
+        CommunicationError: the store could not be hosted or reached within ``timeout_s``,
+            or one side lacks the job's secret.
     """
+    del world_size
+    auth = auth if auth is not None else ClusterAuth.from_config()
+    server = None
     try:
-        listen = {"master_listen_fd": _listen(host, port)} if is_master else {}
-        store = dist.TCPStore(host, port, world_size, is_master,
-                              timeout=datetime.timedelta(seconds=timeout_s),
-                              wait_for_workers=False, **listen)
-        return store
-    except (RuntimeError, OSError) as exc:
+        if is_master:
+            server = StoreServer(host, port, auth)
+            port = server.port
+        return StoreClient(host, port, auth, timeout_s, server=server)
+    except UnauthenticatedError as exc:
+        raise CommunicationError(f"The collective rendezvous store at {host}:{port} refused "
+                                 f"this process: {exc.message}") from None
+    except (RuntimeError, OSError, OpError) as exc:
+        if server is not None:
+            server.close()
         role = "host" if is_master else "reach"
         hint = ("Is the port already taken (e.g. by a flowmesh/TensorFlow server on that "
                 "address)? Set FLOWMESH_RENDEZVOUS to a free host:port on every rank."
@@ -77,21 +93,6 @@ def connect_store(host: str, port: int, is_master: bool, world_size: int | None,
         raise CommunicationError(
             f"Could not {role} the collective rendezvous store at {host}:{port}: "
             f"{_short(str(exc))}. {hint}", timed_out=True) from None
-
-
-def _listen(host: str, port: int) -> int:
-    """A socket listening on ``host:port`` only, handed to the store (which owns it from
-    then on): TCPStore alone would listen on every interface (``*:port``)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(1024)
-    except OSError:
-        sock.close()
-        raise
-    return sock.detach()
 
 
 class _Heartbeat(threading.Thread):
@@ -155,8 +156,10 @@ class TorchDistributedCommunicator(Communicator):
             ) from None
         self._nccl: Any = None
         self._channels: list[_Channel] = []
-        hb_store = connect_store(host, port, False, None, connect_s)
-        self._hb_store = dist.PrefixStore(prefix, hb_store)
+        # the Python store objects must outlive the C++ PrefixStores over them: a Store
+        # subclass whose Python object is gone cannot answer torch's calls
+        self._hb_client = connect_store(host, port, False, None, connect_s)
+        self._hb_store = dist.PrefixStore(prefix, self._hb_client)
         self._busy: str | None = None
         self._in_flight = False
         self._heartbeat = _Heartbeat(self._hb_store, rank, lambda: self._busy)
@@ -393,6 +396,7 @@ class _Channel(TorchDistributedCommunicator):
         self._backend = parent._backend
         self._prefix = f"{parent._prefix}/channel/{key}"
         self._store = parent._store
+        self._hb_client = parent._hb_client
         self._hb_store = parent._hb_store
         self._nccl = None
         self._channels = []

@@ -1,8 +1,9 @@
 """The elastic rendezvous protocol: store keys and records, shared by members and launcher.
 
-Everything lives in the launcher's rendezvous store (a ``torch.distributed.TCPStore``
-hosted by ``flowmesh run``, so it outlives every rank). Members form the group in numbered
-*rounds*; round ``R`` is one membership (one torch.distributed group):
+Everything lives in the launcher's rendezvous store (``collective/backends/store.py``,
+authenticated with the job's secret, hosted by ``flowmesh run``, so it outlives every
+rank). Members form the group in numbered *rounds*; round ``R`` is one membership (one
+torch.distributed group):
 
 ======================================  ==================================================
 key                                     value

@@ -38,8 +38,8 @@ pytestmark = [pytest.mark.multiprocess, pytest.mark.slow]
 class Launch:
     """A ``flowmesh run`` subprocess whose output lines are collected as they come."""
 
-    def __init__(self, args: list[str]):
-        env = dict(os.environ, **ENV, PYTHONPATH=str(ROOT))
+    def __init__(self, args: list[str], extra_env: dict[str, str] | None = None):
+        env = dict(os.environ, **ENV, PYTHONPATH=str(ROOT), **(extra_env or {}))
         self.proc = subprocess.Popen(CLI + args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         self.lines: list[str] = []
@@ -104,9 +104,13 @@ def test_lost_rank_survivors_continue_then_a_new_rank_joins(tmp_path):
     args = ["--steps", str(steps), "--kill", "2:13", "--hold-step", "25", "--hold-size", "3",
             "--out", str(tmp_path)]
     job = Launch(["--min-np", "2", "--max-np", "3", "-np", "3", "--timeout", "120", WORKER, *args])
-    address = job.wait_for(r"--join (127\.0\.0\.1:\d+)", 30).group(1)
+    hint = job.wait_for(r"FLOWMESH_CLUSTER_SECRET_FILE=(\S+) flowmesh run --join "
+                        r"(127\.0\.0\.1:\d+)", 30)
+    secret, address = hint.group(1), hint.group(2)
     job.wait_for(r"^\[0\] PROGRESS step 25 rank 0 size 2$", 90)
-    joiner = Launch(["--join", address, "-np", "1", "--timeout", "90", WORKER, *args])
+    # the joiner needs the job's secret to reach the rendezvous store (the hint says so)
+    joiner = Launch(["--join", address, "-np", "1", "--timeout", "90", WORKER, *args],
+                    {"FLOWMESH_CLUSTER_SECRET_FILE": secret})
     assert joiner.finish(100) == 0, joiner.text()
     assert job.finish(100) == 0, job.text()
     log = job.text()
