@@ -249,6 +249,14 @@ class DataPlane:
         self._ensure_watchdog()
         return self.connection(address, timeout).call(method, args, tensors)
 
+    def close_peer(self, identity: str) -> None:
+        """Closes the inbound connections of the peer ``identity`` (e.g. a client whose
+        sessions all expired; it reconnects if it comes back)."""
+        with self._lock:
+            conns = [c for c in self._inbound if c.peer == identity]
+        for conn in conns:
+            conn.close()
+
     def close(self) -> None:
         with self._lock:
             self._closed = True

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -50,6 +50,9 @@ class MasterService:
         # calls that ask every task (ListDevices, ResetContainers) hold a gRPC thread while
         # they wait on others: at most this many at once, so session calls always find one
         self._fan_out = threading.BoundedSemaphore(max(1, _config.FANOUT_CALLS.get()))
+        # called with a remote client's id once session expiry closed all its sessions (the
+        # server closes that client's data-plane connection: a leaked client costs nothing)
+        self.on_client_idle: Callable[[str], None] | None = None
 
     # --- sessions ------------------------------------------------------------------------
     def create_session(self, graph_bytes: bytes | None, config: Any = None, client: str = "",
@@ -126,6 +129,20 @@ class MasterService:
         if idle:
             log.warning("%s: closed %d session(s) unused for %g s (FLOWMESH_SESSION_GC_S)",
                         self.view.local.name, len(idle), limit)
+            self._forget_owners(set(idle))
+
+    def _forget_owners(self, closed: set[str]) -> None:
+        """Drops ``closed`` from their clients; a client left without sessions is idle."""
+        with self._lock:
+            idle_clients = []
+            for client, handles in list(self._owners.items()):
+                handles -= closed
+                if not handles:
+                    del self._owners[client]
+                    idle_clients.append(client)
+        if self.on_client_idle is not None:
+            for client in idle_clients:
+                self.on_client_idle(client)
 
     def reset(self, containers: list[str] | None) -> None:
         """Clears resource containers on every task of the cluster and closes every

@@ -185,6 +185,8 @@ class Server:
             self._server_def.cluster = self._cluster.as_cluster_def()
         view = ClusterView(self._cluster, self._job, self._task, self.worker, self.plane)
         self.master = MasterService(view)
+        if self.plane is not None:
+            self.master.on_client_idle = self.plane.close_peer
         self._rpc.start()
         _register(self)
         _config.debug(1, f"server {self.task_name} listening on {self._bind}:{self._rpc.port} "
