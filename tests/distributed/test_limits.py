@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 
+import numpy as np
 import pytest
 import torch
 
@@ -100,6 +101,22 @@ def test_unauthenticated_peers_cannot_pin_memory(tmp_path):
         assert during - before < 64, (before, during)
 
 
+def _push_orphans(plane: DataPlane, rpc: RpcClient, data: str, pid: int,
+                  first_step: int) -> tuple[float, float]:
+    """Pushes 8 x 32 MB for steps the server never runs; waits until it dropped them all
+    (FLOWMESH_ORPHAN_TENSOR_S). Returns the server's (peak, final) RSS in MB."""
+    key = ("x:0", "/job:worker/replica:0/task:0/device:CPU:0",
+           "/job:ps/replica:0/task:0/device:CPU:0", False)
+    for step in range(8):
+        plane.send_tensor(data, first_step + step, key, torch.ones(8 << 20))
+    peak, deadline = _rss_mb(pid), time.monotonic() + 15
+    while rpc.call("GetStatus", None, timeout=10)["active_steps"] and time.monotonic() < deadline:
+        peak = max(peak, _rss_mb(pid))
+        time.sleep(0.05)
+    assert rpc.call("GetStatus", None, timeout=10)["active_steps"] == 0  # dropped in time
+    return peak, _rss_mb(pid)
+
+
 @pytest.mark.timeout(120)
 def test_orphaned_pushed_tensors_are_dropped_and_large_rpcs_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("FLOWMESH_SHM_TRANSPORT", "0")  # the tensors cross the socket
@@ -112,22 +129,16 @@ def test_orphaned_pushed_tensors_are_dropped_and_large_rpcs_refused(tmp_path, mo
         job = ClusterAuth(b"s" * 64)
         rpc = RpcClient(cluster.address("ps", 0), "ps", auth=job)
         data = f"127.0.0.1:{rpc.call('GetStatus', None, timeout=10)['data_port']}"
-        before = _rss_mb(pid)
         plane = DataPlane("/job:worker/replica:0/task:0", listen=False, auth=job)
-        try:  # a member of the job pushes 8 x 32 MB for steps nobody runs
-            for step in range(8):
-                key = ("x:0", "/job:worker/replica:0/task:0/device:CPU:0",
-                       "/job:ps/replica:0/task:0/device:CPU:0", False)
-                plane.send_tensor(data, 1000 + step, key, torch.ones(8 << 20))
-            held = rpc.call("GetStatus", None, timeout=10)["active_steps"]
-            peak = _rss_mb(pid)
-            deadline = time.monotonic() + 10
-            while rpc.call("GetStatus", None, timeout=10)["active_steps"] and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert rpc.call("GetStatus", None, timeout=10)["active_steps"] == 0
-            print(f"ps RSS {before:.0f} MB -> {peak:.0f} MB holding {held} orphaned steps "
-                  f"(8 x 32 MB) -> {_rss_mb(pid):.0f} MB after they were dropped (malloc keeps "
-                  "freed memory for reuse: FLOWMESH_KEEP_FREED_MB)")
+        try:  # a member of the job pushes 8 x 32 MB for steps nobody runs, 3 times
+            before = _rss_mb(pid)
+            rounds = [_push_orphans(plane, rpc, data, pid, 1000 * r) for r in (1, 2, 3)]
+            figures = ", ".join(f"peak {p:.0f} MB, {f:.0f} MB once dropped" for p, f in rounds)
+            print(f"ps RSS {before:.0f} MB; 3 rounds of 8 x 32 MB for steps nobody runs: "
+                  f"{figures} (bound: {before:.0f} + 256 + 64 MB: one round's tensors, whose "
+                  "buffers are reused: protocol.POOL / FLOWMESH_KEEP_FREED_MB)")
+            # 768 MB pushed in all; what is held never exceeds one round's worth
+            assert max(peak for peak, _ in rounds) - before < 256 + 64, (before, rounds)
         finally:
             plane.close()
         with pytest.raises(ResourceExhaustedError, match="FLOWMESH_MAX_RPC_MB"):
@@ -156,3 +167,46 @@ def test_sessions_unused_past_session_gc_seconds_are_closed(monkeypatch):
     finally:
         rpc.close()
         server.stop()
+
+
+def _leaky_graph() -> tuple[tf.Graph, object, object]:
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [None, 256], name="x")
+        w = tf.constant(1e-3, shape=[256, 256], name="w")
+        y = x
+        for _ in range(20):  # a graph each session registers, partitions and runs
+            y = tf.nn.relu(tf.matmul(y, w))
+        total = tf.reduce_sum(y)
+    return g, x, total
+
+
+@pytest.mark.timeout(120)
+def test_400_leaked_sessions_are_reclaimed_by_session_expiry():
+    # clients that create sessions and never close them (each a real tf.Session with its
+    # own connections, kept referenced): without FLOWMESH_SESSION_GC_S a server kept each
+    # (~0.75 MB apiece: +225 MB for 300); with it they are closed, and so are the idle
+    # clients' data-plane connections. Malloc keeps no freed memory here
+    # (FLOWMESH_KEEP_FREED_MB=0), so RSS follows what the server holds.
+    bound_mb = 64
+    env = {"FLOWMESH_SESSION_GC_S": "0.3", "FLOWMESH_KEEP_FREED_MB": "0"}
+    with LocalCluster({"ps": 1}, env=env) as cluster:
+        pid, target = cluster.children[("ps", 0)].pid, cluster.target("ps", 0)
+        g, x, total = _leaky_graph()
+        feed = {x: np.ones((4, 256), np.float32)}
+        leaked = []
+        for i in range(400):
+            if i == 100:  # warmed up: thread pools and allocator arenas exist
+                before, started = _rss_mb(pid), time.monotonic()
+            sess = tf.Session(target, graph=g)
+            sess.run(total, feed)
+            leaked.append(sess)
+        after, seconds = _rss_mb(pid), time.monotonic() - started
+        print(f"ps RSS {before:.0f} MB -> {after:.0f} MB ({after - before:+.0f} MB, bound "
+              f"+{bound_mb} MB) from the 100th to the 400th leaked session ({seconds:.1f} s)")
+        assert after - before < bound_mb, (before, after)
+        with pytest.raises(tf.errors.AbortedError, match="FLOWMESH_SESSION_GC_S"):
+            leaked[0].run(total, feed)  # an expired session says why
+        assert leaked[-1].run(total, feed) == pytest.approx(0.0, abs=1.0)  # a recent one runs
+        for sess in leaked:
+            sess.close()
