@@ -257,6 +257,12 @@ class BaseSession:
                     array = value
                 else:
                     array = np.asarray(value, dtype=dtype.as_numpy_dtype)
+            except OverflowError:  # TensorFlow's words for an integer its type cannot hold
+                raise TypeError(
+                    f"Type of feed value {_short(value)} with type {type(value)} is not "
+                    f"compatible with Tensor type {dtype.as_numpy_dtype} (feeding "
+                    f"'{tensor.name}'). Try explicitly setting the type of the feed tensor to a "
+                    "larger type (e.g. int64).") from None
             except (TypeError, ValueError) as exc:
                 raise InvalidArgumentError(
                     tensor.op.name, tensor.op,
