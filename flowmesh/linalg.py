@@ -37,6 +37,7 @@ from flowmesh.ops.linalg_ops import (
     trace,
 )
 from flowmesh.ops.linalg_solve_ops import matrix_inverse, matrix_solve
+from flowmesh.ops.linear_operator import *  # noqa: F403 - the LinearOperator family
 from flowmesh.ops.lu_ops import lu, lu_matrix_inverse, lu_reconstruct, lu_solve
 from flowmesh.ops.matrix_function_ops import expm, logm, sqrtm
 from flowmesh.ops.nn_norm_ops import l2_normalize

@@ -76,7 +76,7 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
     Args:
         a, b: tensors of rank >= 2 and one dtype.
         transpose_a, transpose_b: transpose the last two dimensions first.
-        adjoint_a, adjoint_b: same as transpose for real dtypes.
+        adjoint_a, adjoint_b: conjugate transpose (same as transpose for real dtypes).
         a_is_sparse, b_is_sparse: hints, ignored.
         name: op name.
 
@@ -89,6 +89,9 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
     """
     x, y = convert_same_dtype("MatMul", [a, b], ["a", "b"])
     check_dtype("MatMul", x, FLOATS_COMPLEX + (dtypes.int32, dtypes.int64), "a")
+    if x.dtype.is_complex and (adjoint_a or adjoint_b):  # "Conj" is defined in complex_ops
+        x = make_tensor("Conj", [x]) if adjoint_a else x
+        y = make_tensor("Conj", [y]) if adjoint_b else y
     attrs = {"transpose_a": bool(transpose_a or adjoint_a), "transpose_b": bool(transpose_b or adjoint_b)}
     return make_tensor("MatMul", [x, y], attrs, name=name or "MatMul")
 
@@ -176,6 +179,8 @@ def matrix_transpose(a: Any, name: str = "matrix_transpose", conjugate: bool = F
         else:
             r = array_ops.rank(x)
             perm = array_ops.concat([math_ops.range(r - 2), array_ops.stack([r - 1, r - 2])], 0)
+        if conjugate and x.dtype.is_complex:
+            x = make_tensor("Conj", [x])  # defined in complex_ops
         return array_ops.transpose(x, perm, name=scope)
 
 

@@ -37,8 +37,11 @@ def _dense(superdiag: Tensor, maindiag: Tensor, subdiag: Tensor) -> Tensor:
     ones = array_ops.ones_like(identity)
     upper = matrix_band_part(ones, 0, 1) - identity
     lower = matrix_band_part(ones, 1, 0) - identity
-    return (array_ops.expand_dims(maindiag, -1) * identity + array_ops.expand_dims(superdiag, -1) * upper
-            + array_ops.expand_dims(subdiag, -1) * lower)
+    dense = (array_ops.expand_dims(maindiag, -1) * identity + array_ops.expand_dims(superdiag, -1) * upper
+             + array_ops.expand_dims(subdiag, -1) * lower)
+    if maindiag.shape.rank is not None:
+        dense.set_shape(maindiag.shape.concatenate(maindiag.shape[-1:]))
+    return dense
 
 
 def _pad_off_diagonal(t: Tensor, m: Any, front: bool, what: str) -> Tensor:
