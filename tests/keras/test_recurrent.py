@@ -68,8 +68,6 @@ def test_bad_arguments():
         tf.keras.layers.Bidirectional(tf.keras.layers.Dense(2))
     with pytest.raises(ValueError, match="expected ndim=3"):
         tf.keras.layers.LSTM(2)(tf.zeros([2, 3]))
-    with pytest.raises(NotImplementedError, match="recurrent_dropout"):
-        tf.keras.layers.GRU(2, recurrent_dropout=0.5)
 
 
 def test_lstm_classifier_fit_follows_tf_keras_loss_curve():

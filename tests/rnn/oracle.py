@@ -45,7 +45,8 @@ def _run(lib: Any, flatten: Callable[[Any], list], build: Callable[..., Any],
         loss = lib.add_n([lib.reduce_sum(t * lib.cast(w, t.dtype))
                           for t, w in zip(flat, _loss_weights(shapes))])
         floats = [p for p in phs.values() if p.dtype.is_floating]
-        grads = lib.gradients(loss, floats + variables)
+        grads = [lib.convert_to_tensor(g) if type(g).__name__ == "IndexedSlices" else g
+                 for g in lib.gradients(loss, floats + variables)]
         with lib.Session(graph=graph, config=config) as sess:
             sess.run(lib.global_variables_initializer())
             if weights is not None:

@@ -18,6 +18,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.graph import GraphKeys, Tensor, get_default_graph
 from flowmesh.core.shapes import TensorShape, as_shape
 from flowmesh.keras import backend, initializers, regularizers
+from flowmesh.keras.engine import keras_mask
 from flowmesh.keras.engine import node as node_lib
 from flowmesh.keras.engine.input_spec import InputSpec, check_input
 from flowmesh.ops import _structure as nest
@@ -52,7 +53,8 @@ class Layer:
         self._trainable = trainable
         self._dtype = dtypes.as_dtype(dtype).name if dtype is not None else None
         self.built = False
-        self.supports_masking = False
+        # Layers that override compute_mask support masking (as tf-keras decides).
+        self.supports_masking = type(self).compute_mask is not Layer.compute_mask
         self.input_spec: Any = None
         self._trainable_weights: list[Any] = []
         self._non_trainable_weights: list[Any] = []
@@ -272,19 +274,56 @@ class Layer:
         self._check_inputs(inputs)
         if self._expects_training and kwargs.get("training") is None:
             kwargs.pop("training", None)
+        masks, call_kwargs = self._input_masks(inputs, kwargs)
         graph = get_default_graph()
         with graph.name_scope(self._name_scope()):
             if not self.built:
                 self._maybe_build(inputs)
-            outputs = self.call(inputs, *args, **kwargs)
+            outputs = self.call(inputs, *args, **call_kwargs)
             if self._activity_regularizer is not None:
                 for out in nest.flatten(outputs):
                     with graph.name_scope("ActivityRegularizer"):
                         self._losses.append(self._activity_regularizer(out))
+            self._set_output_masks(inputs, outputs, masks)
         self._record_node(inputs, outputs, kwargs)
         return outputs
 
     apply = __call__
+
+    def _input_masks(self, inputs: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """The input masks (given as ``mask=`` or carried by the inputs) and the keyword
+        arguments for ``call`` (with ``mask=`` added when ``call`` takes it)."""
+        if "mask" in kwargs:
+            return kwargs["mask"], kwargs
+        if not self.supports_masking and not self._expects_mask:
+            return None, kwargs
+        masks = keras_mask.input_masks(inputs)
+        if masks is not None and self._expects_mask:
+            return masks, {**kwargs, "mask": masks}
+        return masks, kwargs
+
+    def _set_output_masks(self, inputs: Any, outputs: Any, masks: Any) -> None:
+        """Attaches ``compute_mask``'s masks to the outputs (layers that support masking;
+        outputs that already carry masks, e.g. a model's, keep theirs)."""
+        if not self.supports_masking:
+            return
+        flat = [t for t in nest.flatten(outputs) if isinstance(t, Tensor)]
+        if flat and all(keras_mask.get_mask(t) is not None for t in flat):
+            return
+        keras_mask.attach_output_masks(outputs, self.compute_mask(inputs, masks))
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """The output mask: the input mask for layers that support masking, else None.
+
+        Raises:
+            TypeError: a mask was given to a layer that does not support masking.
+        """
+        if not self.supports_masking:
+            if any(m is not None for m in nest.flatten(mask)):
+                raise TypeError(f"Layer {self.name} does not support masking, but was passed an "
+                                f"input_mask: {mask}")
+            return None
+        return mask
 
     def _maybe_build(self, inputs: Any) -> None:
         shapes = nest.map_structure(lambda x: x.shape if isinstance(x, Tensor) else None, inputs)

@@ -12,6 +12,7 @@ from flowmesh.core.graph import get_default_graph
 from flowmesh.keras import losses as losses_lib
 from flowmesh.keras import metrics as metrics_lib
 from flowmesh.keras import optimizers
+from flowmesh.keras.engine import keras_mask
 
 
 @dataclass
@@ -89,15 +90,20 @@ class TrainingGraph:
                 weight = placeholder_with_default(constant([1.0]), [None], name=f"{name}_sample_weights")
                 self.targets.append(target)
                 self.sample_weights.append(weight)
+                mask = keras_mask.get_mask(out)
                 with self.graph.name_scope(f"loss/{name}_loss" if len(outputs) > 1 else "loss"):
-                    if isinstance(fn, losses_lib.Loss):
+                    if mask is not None:
+                        value = masked_loss(fn, target, out, weight, mask)
+                    elif isinstance(fn, losses_lib.Loss):
                         value = fn(target, out, sample_weight=weight)
                     else:
                         value = losses_lib.reduce_weighted(fn(target, out), weight)
                 per_output_losses.append(value * config.loss_weights[i] if config.loss_weights[i] != 1.0 else value)
                 with self.graph.name_scope("metrics"):
                     for _, metric in config.metric_specs[i]:
-                        metric_tensors.append(reduce_mean(math_ops.cast(metric(target, out), dtypes.float32)))
+                        values = math_ops.cast(metric(target, out), dtypes.float32)
+                        metric_tensors.append(reduce_mean(values) if mask is None else
+                                              masked_mean(values, mask))
             total = per_output_losses[0] if len(per_output_losses) == 1 else math_ops.add_n(per_output_losses)
             regularization = [loss for loss in model.losses]
             if regularization:
@@ -147,3 +153,43 @@ def _cast(value: Any, placeholder: Any) -> Any:
 
     dtype = placeholder.dtype.as_numpy_dtype
     return value if getattr(value, "dtype", None) == dtype else np.asarray(value, dtype=dtype)
+
+
+def _expand_to(weight: Any, mask: Any) -> Any:
+    """``weight`` with trailing axes added until it has the rank of ``mask``."""
+    from flowmesh.ops import array_ops
+
+    rank = mask.shape.rank
+    while weight.shape.rank is not None and rank is not None and weight.shape.rank < rank:
+        weight = array_ops.expand_dims(weight, -1)
+    return weight
+
+
+def masked_loss(fn: Any, target: Any, out: Any, weight: Any, mask: Any) -> Any:
+    """tf-keras's loss of a masked output: the mask multiplies the sample weights and,
+    for the default ``sum_over_batch_size`` reduction, the sum is divided by the number of
+    unmasked elements instead of all elements."""
+    from flowmesh.ops import array_ops, math_ops
+
+    per_sample = fn.call(target, out) if isinstance(fn, losses_lib.Loss) else fn(target, out)
+    reduction = getattr(fn, "reduction", "auto")
+    mask = math_ops.cast(mask, per_sample.dtype)
+    weight = _expand_to(math_ops.cast(weight, per_sample.dtype), mask) * mask
+    if reduction in ("auto", "sum_over_batch_size"):
+        total = math_ops.cast(array_ops.size(mask), per_sample.dtype)
+        weight = weight * math_ops.div_no_nan(total, _reduce_sum(mask))
+    return losses_lib.reduce_weighted(per_sample, weight, reduction)
+
+
+def masked_mean(values: Any, mask: Any) -> Any:
+    """A metric's mean over the unmasked elements (the mask as its sample weight)."""
+    from flowmesh.ops import math_ops
+
+    mask = math_ops.cast(mask, values.dtype)
+    return math_ops.div_no_nan(_reduce_sum(values * mask), _reduce_sum(mask))
+
+
+def _reduce_sum(x: Any) -> Any:
+    from flowmesh.ops.reduction_ops import reduce_sum
+
+    return reduce_sum(x)

@@ -286,6 +286,12 @@ class Model(Layer):
 
         hdf5_format.save_model(self, filepath, include_optimizer)
 
+    def reset_states(self) -> None:
+        """Zeroes the states of every stateful layer (``stateful=True`` RNNs)."""
+        for layer in self.layers:
+            if getattr(layer, "stateful", False) and hasattr(layer, "reset_states"):
+                layer.reset_states()
+
     def reset_metrics(self) -> None:
         """Metrics are averaged per call of fit/evaluate: nothing persists to reset."""
 

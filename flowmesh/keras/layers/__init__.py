@@ -7,6 +7,7 @@ from flowmesh.keras.engine.input_spec import InputSpec
 from flowmesh.keras.layers.convolutional import Conv1D, Conv2D, Conv2DTranspose
 from flowmesh.keras.layers.core import Activation, Dense, Dropout, Flatten, Lambda, Reshape
 from flowmesh.keras.layers.embedding import Embedding
+from flowmesh.keras.layers.masking import Masking
 from flowmesh.keras.layers.merge import (
     Add,
     Average,

@@ -35,6 +35,7 @@ class Dense(Layer):
         self.bias_regularizer = regularizers.get(bias_regularizer)
         self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
         self.input_spec = InputSpec(min_ndim=2)
+        self.supports_masking = True
 
     def build(self, input_shape: Any) -> None:
         shape = TensorShape(input_shape)
@@ -80,6 +81,7 @@ class Activation(Layer):
     def __init__(self, activation: Any, **kwargs: Any):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
+        self.supports_masking = True
 
     def call(self, inputs: Any) -> Any:
         return self.activation(inputs)

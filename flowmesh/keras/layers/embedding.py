@@ -45,6 +45,12 @@ class Embedding(Layer):
             inputs = math_ops.cast(inputs, dtypes.int32)
         return embedding_ops.embedding_lookup(self.embeddings, inputs)
 
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """With ``mask_zero``: ``ids != 0`` (id 0 is padding), else None."""
+        if not self.mask_zero:
+            return None
+        return math_ops.not_equal(inputs, 0)
+
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "input_dim": self.input_dim, "output_dim": self.output_dim,
                 "embeddings_initializer": initializers.serialize(self.embeddings_initializer),

@@ -33,6 +33,11 @@ class _Merge(Layer):
     def call(self, inputs: Any) -> Any:
         return self._merge(self._check(inputs))
 
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        from flowmesh.keras.layers.masking import merge_masks
+
+        return merge_masks(inputs, mask)
+
 
 class Add(_Merge):
     def _merge(self, inputs: list[Any]) -> Any:
@@ -97,6 +102,11 @@ class Concatenate(_Merge):
 
     def _merge(self, inputs: list[Any]) -> Any:
         return array_ops.concat(inputs, self.axis)
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        from flowmesh.keras.layers.masking import concat_masks
+
+        return concat_masks(inputs, mask, self.axis)
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "axis": self.axis}

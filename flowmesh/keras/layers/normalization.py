@@ -170,6 +170,7 @@ class LayerNormalization(Layer):
         self.gamma_initializer = initializers.get(gamma_initializer)
         self.beta_regularizer = regularizers.get(beta_regularizer)
         self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.supports_masking = True
 
     def build(self, input_shape: Any) -> None:
         shape = TensorShape(input_shape)

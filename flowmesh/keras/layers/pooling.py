@@ -84,7 +84,28 @@ class GlobalPooling(Layer):
 
 
 class GlobalAveragePooling1D(GlobalPooling):
+    """Mean over time; with a mask, the mean over the unmasked steps only."""
+
     rank, op = 1, "avg"
+
+    def __init__(self, data_format: str | None = None, **kwargs: Any):
+        super().__init__(data_format=data_format, **kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs: Any, mask: Any = None) -> Any:
+        if mask is None:
+            return super().call(inputs)
+        from flowmesh.ops import array_ops, math_ops
+        from flowmesh.ops.reduction_ops import reduce_sum
+
+        steps = 1 if self.data_format == "channels_last" else 2
+        weights = math_ops.cast(mask, inputs.dtype)
+        weights = array_ops.expand_dims(weights, 2 if steps == 1 else 1)
+        total = reduce_sum(inputs * weights, axis=steps, keepdims=self.keepdims)
+        return total / reduce_sum(weights, axis=steps, keepdims=self.keepdims)
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        return None
 
 
 class GlobalAveragePooling2D(GlobalPooling):

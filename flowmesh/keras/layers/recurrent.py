@@ -7,6 +7,13 @@ torch's (``activation="tanh"``, ``recurrent_activation="sigmoid"``), and a ``GRU
 (``lstm/lstm_cell/kernel``), as tf.keras names them. Outputs follow Keras:
 ``return_sequences`` gives ``[batch, time, units]`` (in processing order with
 ``go_backwards``), ``return_state`` appends the final states (``[h, c]`` for an LSTM).
+
+Masks (``Masking``, ``Embedding(mask_zero=True)`` or ``mask=``) follow tf-keras's
+``backend.rnn``: at a masked step the states are carried over unchanged and the output
+repeats the previous step's output (zeros with ``zero_output_for_mask``, which
+``Bidirectional`` sets when it returns sequences). Masked layers, and layers with
+``recurrent_dropout``, run the ``While`` loop, never the fused kernels.
+``stateful=True`` keeps the final states in variables (see :mod:`recurrent_state`).
 """
 
 from __future__ import annotations
@@ -21,12 +28,13 @@ from flowmesh.core.shapes import TensorShape
 from flowmesh.keras import activations
 from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_spec import InputSpec
+from flowmesh.keras.layers import recurrent_state
 from flowmesh.keras.layers.recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell
 from flowmesh.ops import _structure as nest
-from flowmesh.ops import array_ops, manip_ops
+from flowmesh.ops import array_ops, manip_ops, math_ops, select_ops
 
 _LAYER_ARGS = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll",
-               "time_major")
+               "time_major", "zero_output_for_mask")
 _BASE_ARGS = ("name", "trainable", "dtype", "input_shape", "batch_input_shape", "batch_size",
               "input_dim", "activity_regularizer", "weights")
 
@@ -42,6 +50,24 @@ class _StepCell:
         return output, tuple(new_states)
 
 
+class _MaskedStepCell:
+    """A step of a masked sequence (inputs ``(x_t, mask_t)``, state ``(previous output,
+    *states)``): where ``mask_t`` is false the states are kept and the output is the
+    previous one (or zeros), as tf-keras's ``backend.rnn`` does."""
+
+    def __init__(self, cell: Layer, zero_output: bool):
+        self.cell, self.zero_output = cell, zero_output
+
+    def __call__(self, inputs: Any, state: Any) -> tuple[Any, Any]:
+        x, keep = inputs
+        previous, *states = state
+        output, new_states = self.cell.call(x, list(states))
+        fill = array_ops.zeros_like(output) if self.zero_output else previous
+        output = select_ops.where(keep, output, fill)
+        kept = [select_ops.where(keep, new, old) for new, old in zip(new_states, states)]
+        return output, (output, *kept)
+
+
 class RNN(Layer):
     """Runs ``cell`` over ``inputs [batch, time, ...]``.
 
@@ -50,23 +76,26 @@ class RNN(Layer):
         return_sequences: return every step's output instead of the last one.
         return_state: also return the final states.
         go_backwards: process the sequence from its end.
-        stateful: not supported (an error).
+        stateful: keep the final states of each batch as the initial states of the next
+            (needs a static batch size: ``batch_input_shape`` or ``Input(batch_size=)``;
+            :meth:`reset_states` zeroes them).
         unroll: accepted (the loop is never unrolled).
         time_major: inputs and outputs are ``[time, batch, ...]``.
+        zero_output_for_mask: masked steps output zeros instead of the previous output.
     """
 
     def __init__(self, cell: Layer, return_sequences: bool = False, return_state: bool = False,
                  go_backwards: bool = False, stateful: bool = False, unroll: bool = False,
-                 time_major: bool = False, **kwargs: Any):
+                 time_major: bool = False, zero_output_for_mask: bool = False, **kwargs: Any):
         super().__init__(**kwargs)
-        if stateful:
-            raise NotImplementedError(f"{type(self).__name__} '{self.name}': stateful=True is "
-                                      "not supported; pass initial_state explicitly")
         self.cell = cell
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
         self.go_backwards, self.time_major = bool(go_backwards), bool(time_major)
+        self.stateful, self.zero_output_for_mask = bool(stateful), bool(zero_output_for_mask)
         self.unroll = unroll
         self.input_spec = InputSpec(ndim=3)
+        self.states: list[Any] | None = None
+        self.supports_masking = True
 
     def build(self, input_shape: Any) -> None:
         dims = TensorShape(input_shape).as_list()
@@ -74,32 +103,65 @@ class RNN(Layer):
         with get_default_graph().name_scope(self.cell.name):
             self.cell.build(step_shape)
         self.cell.built = True
+        if self.stateful:
+            self.states = recurrent_state.make_state_variables(self, dims)
         self.built = True
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """The input mask for ``return_sequences`` (else None); None for each state."""
+        mask = nest.flatten(mask)[0] if mask is not None else None
+        output_mask = mask if self.return_sequences else None
+        if self.return_state:
+            return [output_mask] + [None] * len(self.cell._state_sizes())
+        return output_mask
 
     def call(self, inputs: Any, initial_state: Any = None, training: Any = None,
              mask: Any = None) -> Any:
-        if mask is not None:
-            raise NotImplementedError(f"{type(self).__name__} '{self.name}': masks are not "
-                                      "supported")
-        x = convert_to_tensor(inputs)
-        if not self.time_major:
-            x = array_ops.transpose(x, [1, 0, 2])
-        if self.go_backwards:
-            x = manip_ops.reverse(x, [0])
+        x = self._time_major_inputs(convert_to_tensor(inputs))
+        mask = self._time_major_mask(mask)
         batch = x.shape.as_list()[1]
         batch = batch if batch is not None else array_ops.shape(x)[1]
         states = self._initial_states(initial_state, batch, x.dtype)
-        outputs, final = self._run(x, states)
+        prepare = getattr(self.cell, "prepare_dropout", None)
+        if prepare is not None:
+            prepare(x[0], training)
+        try:
+            outputs, final = self._run(x, states, mask)
+        finally:
+            if prepare is not None:
+                self.cell.clear_dropout()
         last = outputs[-1]
         if self.return_sequences:
             result = outputs if self.time_major else array_ops.transpose(outputs, [1, 0, 2])
         else:
             result = last
-        if self.return_state:
-            return [result] + list(final)
+        result = [result] + list(final) if self.return_state else result
+        if self.stateful:
+            result = recurrent_state.after_update(self.states, final, result)
         return result
 
+    def _time_major_inputs(self, x: Any) -> Any:
+        if not self.time_major:
+            x = array_ops.transpose(x, [1, 0, 2])
+        return manip_ops.reverse(x, [0]) if self.go_backwards else x
+
+    def _time_major_mask(self, mask: Any) -> Any:
+        """The mask as bool ``[time, batch]`` in processing order, or None."""
+        if mask is None:
+            return None
+        mask = convert_to_tensor(nest.flatten(mask)[0])
+        if mask.dtype != dtypes.bool:
+            mask = math_ops.cast(mask, dtypes.bool)
+        if mask.shape.rank != 2:
+            raise ValueError(f"{type(self).__name__} '{self.name}': the mask must be [batch, time], "
+                             f"got shape {mask.shape}")
+        if not self.time_major:
+            mask = array_ops.transpose(mask, [1, 0])
+        return manip_ops.reverse(mask, [0]) if self.go_backwards else mask
+
     def _initial_states(self, initial_state: Any, batch: Any, dtype: dtypes.DType) -> list[Any]:
+        if initial_state is None and self.stateful:
+            return [convert_to_tensor(v) for v in self.states]
         if initial_state is None:
             return self.cell.get_initial_state(batch, dtype)
         states = [convert_to_tensor(s) for s in nest.flatten(initial_state)]
@@ -108,22 +170,63 @@ class RNN(Layer):
                              f"states, but it received {len(states)}")
         return states
 
-    def _run(self, x: Any, states: list[Any]) -> tuple[Any, list[Any]]:
-        fused = _fused_lstm(self.cell, x, states)
-        if fused is None:
-            fused = _fused_gru(self.cell, x, states)
-        if fused is not None:
-            return fused
+    def _run(self, x: Any, states: list[Any], mask: Any) -> tuple[Any, list[Any]]:
         from flowmesh.rnn.dynamic_rnn import rnn_loop
 
+        if mask is not None:
+            batch = array_ops.shape(x)[1]
+            first = array_ops.zeros(array_ops.stack([batch, self.cell.output_size]), dtype=x.dtype)
+            first.set_shape(TensorShape([x.shape[1], self.cell.output_size]))
+            step = _MaskedStepCell(self.cell, self.zero_output_for_mask)
+            outputs, final = rnn_loop(step, (x, mask), [x, mask], (first, *states), None, 32, False)
+            return outputs, list(final[1:])
+        fused = _fused(self.cell, x, states)
+        if fused is not None:
+            return fused
         outputs, final = rnn_loop(_StepCell(self.cell), x, [x], tuple(states), None, 32, False)
         return outputs, list(final)
+
+    def reset_states(self, states: Any = None) -> None:
+        """Zeroes the states of a stateful layer (or sets them to ``states``, NumPy arrays).
+
+        Raises:
+            AttributeError: the layer is not stateful.
+            ValueError: the layer is not built, or ``states`` do not fit.
+        """
+        recurrent_state.reset_states(self, states)
 
     def get_config(self) -> dict[str, Any]:
         config = {**super().get_config(), **{k: getattr(self, k) for k in _LAYER_ARGS
                                              if hasattr(self, k)}}
-        config.pop("stateful", None)
+        if not config.get("zero_output_for_mask"):
+            config.pop("zero_output_for_mask", None)
         return config
+
+
+def _fused(cell: Any, x: Any, states: list[Any]) -> tuple[Any, list[Any]] | None:
+    """The fused kernel's result, or None when the cell's math (or its recurrent dropout)
+    needs the loop. Input dropout with a single mask (``implementation=2``) multiplies the
+    inputs first, as tf-keras's cuDNN path does."""
+    inputs_masks, recurrent_masks = getattr(cell, "_dropout_masks", (None, None))
+    if recurrent_masks is not None or (inputs_masks is not None and len(inputs_masks) > 1):
+        return None
+    if inputs_masks is not None:
+        if _fusable(cell, x) is None:
+            return None
+        x = x * inputs_masks[0]
+    return _fused_lstm(cell, x, states) or _fused_gru(cell, x, states)
+
+
+def _fusable(cell: Any, x: Any) -> Any:
+    if not settings.FUSED_RNN.get() or x.shape.rank != 3 or \
+            x.dtype not in (dtypes.float32, dtypes.float64):
+        return None
+    if cell.activation is not activations.tanh or \
+            getattr(cell, "recurrent_activation", None) is not activations.sigmoid:
+        return None
+    if type(cell) is LSTMCell or (type(cell) is GRUCell and cell.reset_after and cell.bias is not None):
+        return cell
+    return None
 
 
 def _fused_lstm(cell: Any, x: Any, states: list[Any]) -> tuple[Any, list[Any]] | None:
@@ -232,27 +335,55 @@ class Bidirectional(Layer):
             raise ValueError(f"Invalid merge mode {merge_mode!r}. Merge mode should be one of "
                              f"{list(self._MODES)}")
         super().__init__(**kwargs)
-        config = layer.get_config()
+        # Masked steps output zeros when returning sequences (tf-keras forces this too).
+        config = {**layer.get_config(), "zero_output_for_mask": layer.return_sequences}
         self.forward_layer = type(layer).from_config({**config, "name": f"forward_{layer.name}"})
         if backward_layer is None:
             backward_layer = type(layer).from_config(
                 {**config, "name": f"backward_{layer.name}", "go_backwards": not layer.go_backwards})
+        backward_layer.zero_output_for_mask = backward_layer.return_sequences
         self.backward_layer = backward_layer
         self.merge_mode = merge_mode
         self.return_sequences, self.return_state = layer.return_sequences, layer.return_state
+        self.stateful = layer.stateful
         self._initial_weights = weights
+        self.supports_masking = True
 
     def build(self, input_shape: Any) -> None:
         self.built = True
 
-    def call(self, inputs: Any, initial_state: Any = None, training: Any = None) -> Any:
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """tf-keras's rule: the input mask for sequences (one per output without a merge
+        mode), None for the final states."""
+        mask = nest.flatten(mask)[0] if mask is not None else None
+        output_mask: Any = mask if self.return_sequences else None
+        if self.merge_mode is None:
+            output_mask = [output_mask, output_mask]
+        if self.return_state:
+            states = [None] * (2 * len(self.forward_layer.cell._state_sizes()))
+            return (output_mask if isinstance(output_mask, list) else [output_mask]) + states
+        return output_mask
+
+    def reset_states(self, states: Any = None) -> None:
+        """Zeroes both directions' states (``stateful=True`` layers)."""
+        if not self.stateful:
+            raise AttributeError("Layer must be stateful.")
+        half = None if states is None else len(nest.flatten(states)) // 2
+        self.forward_layer.reset_states(None if states is None else nest.flatten(states)[:half])
+        self.backward_layer.reset_states(None if states is None else nest.flatten(states)[half:])
+
+    def call(self, inputs: Any, initial_state: Any = None, training: Any = None,
+             mask: Any = None) -> Any:
         fw_state = bw_state = None
         if initial_state is not None:
             flat = nest.flatten(initial_state)
             half = len(flat) // 2
             fw_state, bw_state = flat[:half], flat[half:]
-        y = self.forward_layer(inputs, initial_state=fw_state)
-        y_rev = self.backward_layer(inputs, initial_state=bw_state)
+        kwargs: dict[str, Any] = {"mask": mask}
+        if training is not None:
+            kwargs["training"] = training
+        y = self.forward_layer(inputs, initial_state=fw_state, **kwargs)
+        y_rev = self.backward_layer(inputs, initial_state=bw_state, **kwargs)
         states: list[Any] = []
         if self.return_state:
             states = list(y[1:]) + list(y_rev[1:])

@@ -13,8 +13,11 @@ GRUCell           kernel [d, 3n], recurrent_kernel [n, 3n],     gates ``z, r, h`
                                                                 recurrent matmul
 ================  ===========================================  ===============================
 
-The recurrent activation defaults to ``hard_sigmoid`` (TF 1.x Keras). Dropout and
-recurrent dropout are not implemented (a clear error).
+The recurrent activation defaults to ``hard_sigmoid`` (TF 1.x Keras). ``dropout`` and
+``recurrent_dropout`` multiply the step's inputs and previous output by masks that the
+recurrent layer draws once per call (:meth:`_KerasCell.prepare_dropout`) and uses at
+every time step; ``implementation=1`` (the default) draws one mask per gate, as Keras does,
+``implementation=2`` one for all gates. Outside training the masks are ones.
 """
 
 from __future__ import annotations
@@ -45,12 +48,11 @@ class _KerasCell(Layer):
                  bias_regularizer: Any = None, kernel_constraint: Any = None,
                  recurrent_constraint: Any = None, bias_constraint: Any = None,
                  dropout: float = 0.0, recurrent_dropout: float = 0.0, **kwargs: Any):
-        kwargs.pop("implementation", None)
+        self.implementation = int(kwargs.pop("implementation", 1))
         super().__init__(**kwargs)
-        if dropout or recurrent_dropout:
-            raise NotImplementedError(
-                f"{type(self).__name__}: dropout/recurrent_dropout are not supported by flowmesh; "
-                "wrap the layer's inputs in a Dropout layer instead.")
+        self.dropout = min(1.0, max(0.0, float(dropout)))
+        self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
+        self._dropout_masks: tuple[list[Any] | None, list[Any] | None] = (None, None)
         self.units = int(units)
         if self.units <= 0:
             raise ValueError(f"Received an invalid value for `units`, expected a positive "
@@ -83,6 +85,36 @@ class _KerasCell(Layer):
                                         regularizer=self.bias_regularizer,
                                         constraint=self.constraints[2])
 
+    gates = 1
+
+    def prepare_dropout(self, inputs: Any, training: Any) -> None:
+        """Draws this call's dropout masks (``inputs``: one step, ``[batch, depth]``): ones
+        outside training, the same masks at every time step."""
+        from flowmesh.keras import backend
+
+        count = self.gates if self.implementation == 1 else 1
+        batch = array_ops.shape(inputs)[0]
+        depth = inputs.shape.as_list()[-1]
+        self._dropout_masks = (_masks(self.dropout, batch, depth, count, inputs.dtype, training, backend),
+                               _masks(self.recurrent_dropout, batch, self.units, count, inputs.dtype,
+                                      training, backend))
+
+    def clear_dropout(self) -> None:
+        self._dropout_masks = (None, None)
+
+    def _project(self, x: Any, w: Any, which: int, first: int = 0, parts: int | None = None) -> Any:
+        """``x @ w`` for gates ``first..first+parts`` of ``w`` with the input (``which=0``)
+        or recurrent (``which=1``) dropout masks applied per gate."""
+        masks = self._dropout_masks[which]
+        if masks is None:
+            return _dot(x, w)
+        parts = parts or self.gates
+        if len(masks) == 1:
+            return _dot(x * masks[0], w)
+        n = self.units
+        return array_ops.concat([_dot(x * masks[first + k], w[:, k * n:(k + 1) * n])
+                                 for k in range(parts)], 1)
+
     def get_initial_state(self, batch_size: Any, dtype: Any) -> list[Any]:
         return [array_ops.zeros(array_ops.stack([batch_size, s]) if not isinstance(batch_size, int)
                                 else [batch_size, s], dtype=dtype)
@@ -97,12 +129,29 @@ class _KerasCell(Layer):
                       use_bias=self.use_bias,
                       kernel_initializer=initializers.serialize(self.kernel_initializer),
                       recurrent_initializer=initializers.serialize(self.recurrent_initializer),
-                      bias_initializer=initializers.serialize(self.bias_initializer))
+                      bias_initializer=initializers.serialize(self.bias_initializer),
+                      dropout=self.dropout, recurrent_dropout=self.recurrent_dropout,
+                      implementation=self.implementation)
         return config
 
 
 def _dot(x: Any, w: Any) -> Any:
     return linalg_ops.matmul(x, w)
+
+
+def _masks(rate: float, batch: Any, depth: int, count: int, dtype: Any, training: Any,
+           backend: Any) -> list[Any] | None:
+    """``count`` dropout masks ``[batch, depth]`` (values 0 or ``1/(1-rate)``) while
+    training, ones otherwise; None when ``rate`` is 0."""
+    if not 0 < rate < 1:
+        return None
+    from flowmesh.ops import nn_impl
+
+    ones = array_ops.ones(array_ops.stack([batch, depth]), dtype=dtype)
+    ones.set_shape([None, depth])
+    return [backend.smart_cond(backend.training_value(training),
+                               lambda: nn_impl.dropout(ones, rate=rate), lambda: ones)
+            for _ in range(count)]
 
 
 class SimpleRNNCell(_KerasCell):
@@ -121,10 +170,10 @@ class SimpleRNNCell(_KerasCell):
         self.built = True
 
     def call(self, inputs: Any, states: Any) -> tuple[Any, list[Any]]:
-        h = _dot(inputs, self.kernel)
+        h = self._project(inputs, self.kernel, 0)
         if self.bias is not None:
             h = nn_ops.bias_add(h, self.bias)
-        output = math_ops.add(h, _dot(states[0], self.recurrent_kernel))
+        output = math_ops.add(h, self._project(states[0], self.recurrent_kernel, 1))
         if self.activation is not None:
             output = self.activation(output)
         return output, [output]
@@ -140,6 +189,8 @@ class LSTMCell(_KerasCell):
         super().__init__(units, activation=activation, **kwargs)
         self.recurrent_activation = activations.get(recurrent_activation)
         self.unit_forget_bias = bool(unit_forget_bias)
+
+    gates = 4
 
     @property
     def state_size(self) -> list[int]:
@@ -165,7 +216,8 @@ class LSTMCell(_KerasCell):
 
     def call(self, inputs: Any, states: Any) -> tuple[Any, list[Any]]:
         h_prev, c_prev = states
-        z = math_ops.add(_dot(inputs, self.kernel), _dot(h_prev, self.recurrent_kernel))
+        z = math_ops.add(self._project(inputs, self.kernel, 0),
+                         self._project(h_prev, self.recurrent_kernel, 1))
         if self.bias is not None:
             z = nn_ops.bias_add(z, self.bias)
         zi, zf, zc, zo = array_ops.split(z, 4, axis=1)
@@ -193,6 +245,8 @@ class GRUCell(_KerasCell):
         self.recurrent_activation = activations.get(recurrent_activation)
         self.reset_after = bool(reset_after)
 
+    gates = 3
+
     @property
     def state_size(self) -> int:
         return self.units
@@ -215,23 +269,27 @@ class GRUCell(_KerasCell):
                 input_bias, recurrent_bias = array_ops.unstack(self.bias, num=2)
             else:
                 input_bias = self.bias
-        x = _dot(inputs, self.kernel)
+        x = self._project(inputs, self.kernel, 0)
         if input_bias is not None:
             x = nn_ops.bias_add(x, input_bias)
         x_z, x_r, x_h = array_ops.split(x, 3, axis=1)
         rec = self.recurrent_activation
         if self.reset_after:
-            inner = _dot(h_prev, self.recurrent_kernel)
+            inner = self._project(h_prev, self.recurrent_kernel, 1)
             if recurrent_bias is not None:
                 inner = nn_ops.bias_add(inner, recurrent_bias)
             r_z, r_r, r_h = array_ops.split(inner, 3, axis=1)
             z, r = rec(x_z + r_z), rec(x_r + r_r)
             hh = self.activation(x_h + r * r_h)
         else:
-            zr = _dot(h_prev, self.recurrent_kernel[:, :2 * n])
+            zr = self._project(h_prev, self.recurrent_kernel[:, :2 * n], 1, 0, 2)
             r_z, r_r = array_ops.split(zr, 2, axis=1)
             z, r = rec(x_z + r_z), rec(x_r + r_r)
-            hh = self.activation(x_h + _dot(r * h_prev, self.recurrent_kernel[:, 2 * n:]))
+            h_h = h_prev
+            masks = self._dropout_masks[1]
+            if masks is not None:
+                h_h = h_prev * masks[-1]
+            hh = self.activation(x_h + _dot(r * h_h, self.recurrent_kernel[:, 2 * n:]))
         h = z * h_prev + (1 - z) * hh
         return h, [h]
 

@@ -68,10 +68,16 @@ class TimeDistributed(Layer):
             self.layer.built = True
         self.built = True
 
-    def call(self, inputs: Any, training: Any = None) -> Any:
+    def _inner(self, inputs: Any) -> Any:
         dims = inputs.shape.as_list()
-        inner = array_ops.reshape(inputs, [-1] + [d if d is not None else -1 for d in dims[2:]])
+        return array_ops.reshape(inputs, [-1] + [d if d is not None else -1 for d in dims[2:]])
+
+    def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
+        dims = inputs.shape.as_list()
+        inner = self._inner(inputs)
         kwargs = {"training": training} if training is not None and self.layer._expects_training else {}
+        if mask is not None and self.layer._expects_mask:
+            kwargs["mask"] = array_ops.reshape(mask, array_ops.concat([[-1], array_ops.shape(mask)[2:]], 0))
         y = self.layer(inner, **kwargs)
         out_dims = y.shape.as_list()[1:]
         time = dims[1] if dims[1] is not None else array_ops.shape(inputs)[1]
@@ -81,6 +87,11 @@ class TimeDistributed(Layer):
             out = array_ops.reshape(y, array_ops.concat([[-1], array_ops.reshape(time, [1]),
                                                          array_ops.shape(y)[1:]], 0))
         return out
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        from flowmesh.keras.layers.masking import time_distributed_mask
+
+        return time_distributed_mask(self.layer, inputs, self._inner(inputs), mask)
 
     def get_config(self) -> dict[str, Any]:
         from flowmesh.keras.saving.model_config import layer_config
