@@ -91,9 +91,11 @@ from flowmesh.ops.space_batch_ops import depth_to_space, space_to_batch, space_t
 from flowmesh.rnn import (
     bidirectional_dynamic_rnn,
     dynamic_rnn,
+    raw_rnn,
     rnn_cell,
     static_bidirectional_rnn,
     static_rnn,
+    static_state_saving_rnn,
 )
 
 __all__ = [
@@ -103,7 +105,7 @@ __all__ = [
     "ctc_loss", "ctc_loss_v2", "approx_max_k", "approx_min_k", "avg_pool1d", "avg_pool_v2", "batch_norm_with_global_normalization", "conv1d_transpose", "conv_transpose", "convolution", "depthwise_conv2d_native_backprop_filter", "depthwise_conv2d_native_backprop_input", "log_poisson_loss", "max_pool1d", "max_pool_v2", "pool", "sufficient_statistics", "depth_to_space", "space_to_batch", "space_to_depth", "all_candidate_sampler", "compute_accidental_hits", "log_uniform_candidate_sampler", "nce_loss",
     "sampled_softmax_loss", "uniform_candidate_sampler",
     "atrous_conv2d", "avg_pool", "bidirectional_dynamic_rnn", "dynamic_rnn", "rnn_cell",
-    "static_bidirectional_rnn", "static_rnn", "avg_pool2d", "batch_normalization", "bias_add", "conv1d",
+    "static_bidirectional_rnn", "static_rnn", "raw_rnn", "static_state_saving_rnn", "avg_pool2d", "batch_normalization", "bias_add", "conv1d",
     "conv2d", "depthwise_conv2d", "depthwise_conv2d_native", "separable_conv2d", "conv2d_backprop_filter", "conv2d_backprop_input", "conv2d_transpose", "crelu",
     "dropout", "elu", "embedding_lookup", "fused_batch_norm", "gelu", "in_top_k", "l2_loss",
     "l2_normalize", "leaky_relu", "local_response_normalization", "log_sigmoid", "log_softmax",

@@ -120,3 +120,53 @@ def static_bidirectional_rnn(cell_fw: Any, cell_bw: Any, inputs: Any, initial_st
                                           zip(nest.flatten(fw), nest.flatten(bw))])
                for fw, bw in zip(output_fw, output_bw)]
     return outputs, state_fw, state_bw
+
+
+def static_state_saving_rnn(cell: Any, inputs: Any, state_saver: Any, state_name: Any,
+                            sequence_length: Any = None, scope: Any = None) -> tuple[list[Any], Any]:
+    """A ``static_rnn`` whose initial state comes from ``state_saver.state(name)`` and whose
+    final state goes to ``state_saver.save_state(name, value)`` (for sequences split into
+    segments: the saver carries the state from one segment to the next).
+
+    Args:
+        cell: an RNNCell.
+        inputs: a list of ``T`` tensors ``[batch, depth]``.
+        state_saver: an object with ``state(name) -> Tensor`` and ``save_state(name, value)
+            -> op`` (e.g. variables behind a small class).
+        state_name: the name of the state, or names in the structure of
+            ``cell.state_size`` (e.g. ``("c", "h")`` for an LSTM).
+        sequence_length, scope: as :func:`static_rnn`.
+
+    Returns:
+        ``(outputs, state)`` as :func:`static_rnn`; the last output and the state run after
+        the save ops.
+
+    Raises:
+        ValueError: ``state_name`` does not match the structure of ``cell.state_size``.
+    """
+    from flowmesh.core.graph import control_dependencies
+
+    state_size = cell.state_size
+    state_is_tuple = nest.is_nested(state_size)
+    if state_is_tuple != nest.is_nested(state_name):
+        raise ValueError("Argument `state_name` should be the same type as `cell.state_size`. "
+                         f"Received: state_name={state_name!s}, cell.state_size={state_size!s}.")
+    names = nest.flatten(state_name)
+    if state_is_tuple:
+        if len(names) != len(nest.flatten(state_size)):
+            raise ValueError("Number of elements in argument `state_name` and `cell.state_size` are "
+                             f"mismatched. Received state_name={state_name} with {len(names)} elements "
+                             f"and cell.state_size={state_size} with "
+                             f"{len(nest.flatten(state_size))} elements.")
+        initial_state = nest.pack_sequence_as(state_size, [state_saver.state(n) for n in names])
+    else:
+        initial_state = state_saver.state(state_name)
+    outputs, state = static_rnn(cell, inputs, initial_state=initial_state,
+                                sequence_length=sequence_length, scope=scope)
+    flat_state = nest.flatten(state)
+    saves = [state_saver.save_state(n, s) for n, s in zip(names, flat_state)]
+    with control_dependencies(saves):
+        last = outputs[-1]
+        outputs[-1] = nest.pack_sequence_as(last, [array_ops.identity(o) for o in nest.flatten(last)])
+        state = nest.pack_sequence_as(state, [array_ops.identity(s) for s in flat_state])
+    return outputs, state
