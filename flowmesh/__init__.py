@@ -382,7 +382,7 @@ from flowmesh.ops.sparse_serialize_ops import (
 )
 from flowmesh import image
 from flowmesh.image import random_crop
-from flowmesh.data.structure import TensorSpec
+from flowmesh.data.structure import SparseTensorSpec, TensorSpec
 from flowmesh.ops.variable_creator import variable_creator_scope
 from flowmesh import graph_util
 from flowmesh import bitwise, debugging, dtypes, random, signal

@@ -30,8 +30,8 @@ from flowmesh.data.iterator import (
 )
 from flowmesh.data.options import Options
 from flowmesh.data.readers import FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
-from flowmesh.data.structure import DatasetSpec, TensorSpec
+from flowmesh.data.structure import DatasetSpec, SparseTensorSpec, TensorSpec
 
 __all__ = ["AUTOTUNE", "Dataset", "DatasetSpec", "DatasetV1", "DatasetV2", "FixedLengthRecordDataset",
-           "Iterator", "Options", "TFRecordDataset", "TensorSpec", "TextLineDataset", "experimental", "get_output_classes", "get_output_shapes",
+           "Iterator", "Options", "TFRecordDataset", "SparseTensorSpec", "TensorSpec", "TextLineDataset", "experimental", "get_output_classes", "get_output_shapes",
            "get_output_types", "make_initializable_iterator", "make_one_shot_iterator"]

@@ -46,17 +46,20 @@ def trace(fn: Callable[..., Any], element_spec: Any, name: str) -> TracedFunctio
     graph = FuncGraph(name, get_default_graph())
     with building(graph):
         flat = [_argument(graph, spec, i) for i, spec in enumerate(st.flatten(element_spec))]
-        args = st.pack(element_spec, flat)
+        args = st.from_components(element_spec, flat)
         result = fn(*args) if type(args) is tuple else fn(args)
         result = _normalize(result, name)
-        outputs = [_as_output(v, name) for v in st.flatten(result)]
-        output_spec = st.pack(result, [_spec_of(v, t) for v, t in zip(st.flatten(result), outputs)])
+        leaves = [_as_output(v, name) for v in st.flatten(result)]
+        output_spec = st.pack(result, [_spec_of(v) for v in leaves])
+        outputs = st.to_components(output_spec, st.pack(result, leaves))
     graph.outputs = outputs
     graph.seal()
     return TracedFunction(graph, output_spec)
 
 
 def _argument(graph: FuncGraph, spec: Any, index: int) -> Any:
+    if st.is_sparse(spec):
+        return graph.add_input(st.SparseTensorSpec.component_dtype, [], name=f"arg{index}")
     placeholder = graph.add_input(spec.dtype, spec.shape, name=f"arg{index}")
     if isinstance(spec, st.DatasetSpec):
         from flowmesh.data.dataset import Dataset
@@ -80,16 +83,15 @@ def _normalize(value: Any, name: str) -> Any:
     return value
 
 
-def _as_output(value: Any, name: str) -> Tensor:
+def _as_output(value: Any, name: str) -> Any:
+    """A tensor, a SparseTensor or a dataset's variant tensor."""
+    from flowmesh.core.sparse_tensor import SparseTensor, SparseTensorValue
     from flowmesh.data.dataset import Dataset
 
     if isinstance(value, Dataset):
-        return value._variant_tensor
-    if hasattr(value, "indices") and hasattr(value, "dense_shape"):
-        raise TypeError(
-            f"{name} returned a SparseTensor ({value!r}); flowmesh datasets carry dense tensors "
-            "only for now: densify it inside the function with tf.sparse.to_dense(...) (e.g. "
-            "a parsed VarLenFeature), or parse after batching with tf.parse_example")
+        return value
+    if isinstance(value, (SparseTensor, SparseTensorValue)):
+        return SparseTensor.from_value(value)
     try:
         return convert_to_tensor(value)
     except (TypeError, ValueError) as exc:
@@ -97,9 +99,12 @@ def _as_output(value: Any, name: str) -> Tensor:
                         f"{exc}") from None
 
 
-def _spec_of(value: Any, tensor: Tensor) -> Any:
+def _spec_of(value: Any) -> Any:
+    from flowmesh.core.sparse_tensor import SparseTensor
     from flowmesh.data.dataset import Dataset
 
     if isinstance(value, Dataset):
         return st.DatasetSpec(value.element_spec)
-    return st.TensorSpec(tensor.shape, tensor.dtype)
+    if isinstance(value, SparseTensor):
+        return st.SparseTensorSpec(value.shape, value.dtype)
+    return st.TensorSpec(value.shape, value.dtype)

@@ -104,7 +104,7 @@ class Iterator:
         """The next element (nested like ``output_types``); run it once per step."""
         op = make_op("IteratorGetNext", [self._iterator_resource], _spec_attrs(self._element_spec),
                      name=name or "IteratorGetNext")
-        return st.pack(self._element_spec, list(op.outputs))
+        return st.from_components(self._element_spec, list(op.outputs))
 
     def string_handle(self, name: str | None = None) -> Tensor:
         """A string tensor naming this iterator (for ``from_string_handle``)."""

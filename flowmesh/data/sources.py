@@ -9,6 +9,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor
 from flowmesh.core.shapes import TensorShape, unknown_shape
+from flowmesh.core.sparse_tensor import SparseTensor, SparseTensorValue
 from flowmesh.data import structure as st
 from flowmesh.data.dataset import Dataset
 from flowmesh.ops._builders import make_tensor
@@ -27,6 +28,8 @@ def _to_tensors(tensors: Any) -> Any:
         if isinstance(value, Dataset):
             raise TypeError("from_tensor_slices/from_tensors take tensors, not datasets "
                             "(use Dataset.zip to combine datasets)")
+        if isinstance(value, (SparseTensor, SparseTensorValue)):
+            return SparseTensor.from_value(value)
         return convert_to_tensor(value)
 
     if tensors is None or (st.is_nested(tensors) and not st.flatten(tensors)):
@@ -53,16 +56,21 @@ def from_tensor_slices(tensors: Any) -> Dataset:
                              f"the 0th dimension, got {first} and {size} ({t.name})")
         first = first if size is None else size
     spec = st.map_structure(
-        lambda t: st.TensorSpec(t.shape[1:] if t.shape.rank is not None else unknown_shape(),
-                                t.dtype), values)
-    return make_dataset("TensorSliceDataset", flat, spec)
+        lambda t: _spec(t, t.shape[1:] if t.shape.rank is not None else unknown_shape()), values)
+    return make_dataset("TensorSliceDataset", st.to_components(spec, values), spec)
+
+
+def _spec(value: Any, shape: Any) -> Any:
+    if isinstance(value, SparseTensor):
+        return st.SparseTensorSpec(shape, value.dtype)
+    return st.TensorSpec(shape, value.dtype)
 
 
 def from_tensors(tensors: Any) -> Dataset:
     """See :meth:`Dataset.from_tensors`."""
     values = _to_tensors(tensors)
-    spec = st.map_structure(lambda t: st.TensorSpec(t.shape, t.dtype), values)
-    return make_dataset("TensorDataset", st.flatten(values), spec)
+    spec = st.map_structure(lambda t: _spec(t, t.shape), values)
+    return make_dataset("TensorDataset", st.to_components(spec, values), spec)
 
 
 def range_dataset(*args: Any, output_type: Any = None) -> Dataset:

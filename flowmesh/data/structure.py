@@ -40,6 +40,45 @@ class TensorSpec:
         return self.dtype == other.dtype and self.shape.is_compatible_with(other.shape)
 
 
+class SparseTensorSpec:
+    """A ``SparseTensor`` component (``tf.SparseTensorSpec``): the dtype of its values and
+    its static dense shape. In the pipeline it is one ``variant`` value
+    (``kernels/pipeline/sparse_value.py``)."""
+
+    __slots__ = ("dtype", "shape", "name")
+    component_dtype = dtypes.variant
+
+    def __init__(self, shape: Any = None, dtype: Any = dtypes.float32, name: str | None = None):
+        self.shape = as_shape(shape)
+        self.dtype = dtypes.as_dtype(dtype)
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"SparseTensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name})"
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, SparseTensorSpec) or self.dtype != other.dtype:
+            return False
+        dims = [None if spec.shape.rank is None else spec.shape.as_list() for spec in (self, other)]
+        return dims[0] == dims[1]
+
+    def __hash__(self) -> int:
+        return hash(self.dtype)
+
+    def is_compatible_with(self, other: Any) -> bool:
+        return isinstance(other, SparseTensorSpec) and self.dtype == other.dtype and \
+            self.shape.is_compatible_with(other.shape)
+
+
+def with_shape(spec: Any, shape: Any) -> Any:
+    """A spec of the same kind and dtype as ``spec`` with another static shape."""
+    return type(spec)(shape, spec.dtype)
+
+
+def is_sparse(spec: Any) -> bool:
+    return isinstance(spec, SparseTensorSpec)
+
+
 class DatasetSpec:
     """A nested dataset whose elements have ``element_spec``."""
 
@@ -55,8 +94,11 @@ class DatasetSpec:
 
 
 def is_nested(value: Any) -> bool:
-    """Tuples (namedtuples too) and dicts nest; lists do not (see the module docstring)."""
-    return isinstance(value, (tuple, Mapping))
+    """Tuples (namedtuples too, but not ``SparseTensorValue``) and dicts nest; lists do not
+    (see the module docstring)."""
+    from flowmesh.core.sparse_tensor import SparseTensorValue
+
+    return isinstance(value, (tuple, Mapping)) and not isinstance(value, SparseTensorValue)
 
 
 def _children(value: Any) -> list[Any]:
@@ -107,11 +149,13 @@ def same_structure(a: Any, b: Any) -> bool:
 
 
 def flat_types(structure: Any) -> list[dtypes.DType]:
-    return [spec.dtype for spec in flatten(structure)]
+    """The dtypes of the components (``variant`` for a SparseTensor)."""
+    return [dtypes.variant if is_sparse(spec) else spec.dtype for spec in flatten(structure)]
 
 
 def flat_shapes(structure: Any) -> list[TensorShape]:
-    return [spec.shape for spec in flatten(structure)]
+    """The shapes of the components (a SparseTensor's one value is a scalar)."""
+    return [TensorShape([]) if is_sparse(spec) else spec.shape for spec in flatten(structure)]
 
 
 def types_of(structure: Any) -> Any:
@@ -129,6 +173,10 @@ def classes_of(structure: Any) -> Any:
     from flowmesh.core.graph import Tensor
 
     def cls(spec: Any) -> Any:
+        if is_sparse(spec):
+            from flowmesh.core.sparse_tensor import SparseTensor
+
+            return SparseTensor
         if isinstance(spec, DatasetSpec):
             from flowmesh.data.dataset import Dataset
 
@@ -158,5 +206,27 @@ def most_specific_compatible(a: Any, b: Any) -> Any:
     """The element spec compatible with both ``a`` and ``b`` (dims that differ unknown)."""
     from flowmesh.core.function import merge_shapes
 
-    return pack(a, [TensorSpec(merge_shapes(x.shape, y.shape), x.dtype)
-                    for x, y in zip(flatten(a), flatten(b))])
+    return pack(a, [with_shape(x, merge_shapes(x.shape, y.shape)) for x, y in zip(flatten(a), flatten(b))])
+
+
+def to_components(structure: Any, values: Any) -> list[Any]:
+    """The component tensors of ``values`` (nested like ``structure``): a SparseTensor
+    becomes one variant tensor."""
+    from flowmesh.ops.sparse_element_ops import to_variant
+
+    out = []
+    for spec, value in zip(flatten(structure), flatten(values)):
+        if is_sparse(spec):
+            value = to_variant(value)
+        elif isinstance(spec, DatasetSpec) and hasattr(value, "_variant_tensor"):
+            value = value._variant_tensor
+        out.append(value)
+    return out
+
+
+def from_components(structure: Any, components: Sequence[Any]) -> Any:
+    """``structure`` rebuilt from component tensors (variants back to SparseTensors)."""
+    from flowmesh.ops.sparse_element_ops import from_variant
+
+    return pack(structure, [from_variant(c, spec.dtype, spec.shape) if is_sparse(spec) else c
+                            for spec, c in zip(flatten(structure), components)])

@@ -91,8 +91,8 @@ def _batch_dim(size: Any, drop_remainder: Any) -> int | None:
 def batch(dataset: Dataset, batch_size: Any, drop_remainder: Any) -> Dataset:
     size, drop = _int64(batch_size), convert_to_tensor(drop_remainder, dtype=dtypes.bool)
     dim = _batch_dim(size, drop)
-    spec = st.map_structure(lambda s: st.TensorSpec(TensorShape([dim]).concatenate(s.shape),
-                                                    s.dtype), dataset.element_spec)
+    spec = st.map_structure(lambda s: st.with_shape(s, TensorShape([dim]).concatenate(s.shape)),
+                            dataset.element_spec)
     from flowmesh.data.vectorize import batched_map
 
     vectorized = batched_map(dataset, size, drop, spec)
@@ -108,6 +108,9 @@ def _default_padding(dtype: dtypes.DType) -> Any:
 def padded_batch(dataset: Dataset, batch_size: Any, padded_shapes: Any, padding_values: Any,
                  drop_remainder: Any) -> Dataset:
     specs = st.flatten(dataset.element_spec)
+    if any(st.is_sparse(s) for s in specs):
+        raise TypeError("padded_batch does not take SparseTensor components (as in TensorFlow); use "
+                        "batch, which batches them into a SparseTensor of the largest extent")
     if padded_shapes is None:
         shapes = [s.shape for s in specs]
         if any(s.rank is None for s in shapes):
@@ -144,8 +147,7 @@ def unbatch(dataset: Dataset) -> Dataset:
     def row(spec: st.TensorSpec) -> st.TensorSpec:
         if spec.shape.rank == 0:
             raise ValueError("Cannot unbatch an input with scalar components.")
-        return st.TensorSpec(spec.shape[1:] if spec.shape.rank is not None else unknown_shape(),
-                             spec.dtype)
+        return st.with_shape(spec, spec.shape[1:] if spec.shape.rank is not None else unknown_shape())
 
     return _derived("UnbatchDataset", dataset, [], st.map_structure(row, dataset.element_spec))
 

@@ -65,6 +65,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     select_ops,
     sobol_ops,
     sparse_count_ops,
+    sparse_element_ops,
     sparse_manip_ops,
     sparse_math_ops,
     sparse_ops,

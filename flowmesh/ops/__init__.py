@@ -66,6 +66,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     segment_ops,
     select_ops,
     space_batch_ops,
+    sparse_element_ops,
     sparse_ops,
     sparse_serialize_ops,
     special_math_ops,

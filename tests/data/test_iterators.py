@@ -270,12 +270,14 @@ def test_interpreter_exits_cleanly_with_a_running_pipeline(tmp_path):
         assert "(128, 784)" in result.stdout
 
 
-def test_sparse_map_output_says_how_to_densify():
+def test_sparse_map_output_is_a_sparse_element():
     with tf.Graph().as_default():
         records = tf.data.Dataset.from_tensors(tf.constant(b""))
-        with pytest.raises(TypeError, match="tf.sparse.to_dense"):
-            records.map(lambda s: tf.parse_single_example(s, {"v": tf.VarLenFeature(tf.int64)}))
+        parsed = records.map(lambda s: tf.parse_single_example(s, {"v": tf.VarLenFeature(tf.int64)}))
+        assert isinstance(parsed.element_spec["v"], tf.SparseTensorSpec)
         dense = records.map(lambda s: tf.sparse.to_dense(
             tf.parse_single_example(s, {"v": tf.VarLenFeature(tf.int64)})["v"]))
         with tf.Session() as sess:
             assert sess.run(dense.make_one_shot_iterator().get_next()).tolist() == []
+            value = sess.run(parsed.make_one_shot_iterator().get_next()["v"])
+            assert value.dense_shape.tolist() == [0] and value.values.tolist() == []
