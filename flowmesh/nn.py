@@ -8,6 +8,13 @@ from flowmesh.ops.candidate_sampling_ops import (
     log_uniform_candidate_sampler,
     uniform_candidate_sampler,
 )
+from flowmesh.ops.ctc_decode_ops import (
+    collapse_repeated,
+    ctc_beam_search_decoder,
+    ctc_beam_search_decoder_v2,
+    ctc_greedy_decoder,
+    ctc_unique_labels,
+)
 from flowmesh.ops.ctc_ops import ctc_loss, ctc_loss_v2
 from flowmesh.ops.depthwise_conv_ops import depthwise_conv2d, depthwise_conv2d_native, separable_conv2d
 from flowmesh.ops.embedding_ops import embedding_lookup
@@ -99,6 +106,8 @@ from flowmesh.rnn import (
 )
 
 __all__ = [
+    "collapse_repeated", "ctc_beam_search_decoder", "ctc_beam_search_decoder_v2",
+    "ctc_greedy_decoder", "ctc_unique_labels",
     "atrous_conv2d_transpose", "avg_pool3d", "conv3d", "conv3d_backprop_filter",
     "conv3d_backprop_filter_v2", "conv3d_transpose", "dilation2d", "erosion2d", "max_pool3d",
     "max_pool_with_argmax", "with_space_to_batch",

@@ -17,6 +17,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     control_flow_ops,
     counter_ops,
     cross_ops,
+    ctc_decode_ops,
     ctc_ops,
     data_flow_ops,
     dataset_ops,
