@@ -514,6 +514,12 @@ from flowmesh.framework_flags import (
     enable_v2_tensorshape,
 )
 from flowmesh.ops.bitcast_ops import bitcast
+from flowmesh.ops.custom_gradient import custom_gradient, grad_pass_through, recompute_grad
+from flowmesh.ops.gradient_tape import GradientTape
+from flowmesh.ops.module import Module
+from flowmesh.ops.print_ops import print_v2 as print  # noqa: A001 - TensorFlow's name
+from flowmesh.ops.script_ops import py_function
+from flowmesh.ops.template import make_template
 from flowmesh.ops.check_ops import add_check_numerics_ops
 from flowmesh.ops.functional_ops import vectorized_map
 from flowmesh.ops.hint_ops import guarantee_const, parallel_stack

@@ -18,6 +18,8 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from flowmesh.core import dtypes, registry
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Operation, Tensor, get_default_graph
@@ -94,3 +96,42 @@ def numpy_function(func: Callable[..., Any], inp: Sequence[Any], Tout: Any, stat
                    name: str | None = None) -> Any:
     """``tf.numpy_function``: the same as :func:`py_func`."""
     return py_func(func, inp, Tout, stateful=stateful, name=name)
+
+
+class EagerValue(np.ndarray):
+    """What ``tf.py_function``'s ``func`` receives: a NumPy array that also answers
+    ``.numpy()`` as TensorFlow's eager tensors do."""
+
+    def numpy(self) -> np.ndarray:
+        return np.asarray(self)
+
+
+def _as_eager(value: Any) -> Any:
+    array = np.asarray(value)
+    return array.view(EagerValue)
+
+
+def py_function(func: Callable[..., Any] | None = None, inp: Sequence[Any] | None = None, Tout: Any = None,
+                name: str | None = None) -> Any:
+    """Wraps a Python function as a graph op (``tf.py_function``).
+
+    ``func`` receives each input as an array with a ``.numpy()`` method (TensorFlow passes
+    eager tensors; flowmesh has no eager mode, so ops of ``tf`` cannot be called on them)
+    and returns values convertible to ``Tout``. Not differentiable: TensorFlow
+    differentiates the eager ops ``func`` runs, which flowmesh does not record.
+
+    Raises:
+        TypeError: ``func`` is not callable.
+    """
+    if func is None:
+        return lambda f: py_function(f, inp, Tout, name)
+    if not callable(func):
+        raise TypeError(f"func must be callable, got {func!r}")
+
+    def call(*arrays: Any) -> Any:
+        result = func(*[_as_eager(a) for a in arrays])
+        if isinstance(result, (list, tuple)):
+            return [np.asarray(r) if isinstance(r, EagerValue) else r for r in result]
+        return np.asarray(result) if isinstance(result, EagerValue) else result
+
+    return py_func(call, list(inp or []), Tout if Tout is not None else [], name=name or "EagerPyFunc")
