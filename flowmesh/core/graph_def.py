@@ -49,6 +49,8 @@ _INPUT_TYPE_ATTRS: dict[str, dict[str, int]] = {
     "SparseAdd": {"T": 1, "Treal": 6}, "SparseTensorDenseAdd": {"T": 1, "Tindices": 0},
     "SparseTensorDenseMatMul": {"T": 1, "Tindices": 0}, "SparseToDense": {"T": 2, "Tindices": 0},
     "DenseCountSparseOutput": {"T": 0, "output_type": 1}, "SparseCountSparseOutput": {"T": 1, "output_type": 3},
+    # random ops: T is the shape's dtype
+    **{op: {"T": 0} for op in ("RandomUniform", "RandomStandardNormal", "TruncatedNormal")},
 }
 # Ops whose OpDef has no ``T`` (everything else with inputs gets T = its first input's dtype).
 _NO_T = {

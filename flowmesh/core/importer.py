@@ -13,14 +13,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from flowmesh.core import registry
 from flowmesh.core.graph import get_default_graph
 from flowmesh.core.graph_def import as_graph_def_message, attr_from_proto
+from flowmesh.core.import_ref_variables import REF_VARIABLE_OPS, translate_consumer, variable_handle
 from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError, NotFoundError
 
 # TensorFlow op types with a flowmesh op of the same semantics under another name.
-_ALIASES = {"Add": "AddV2", "BatchMatMul": "BatchMatMulV2", "Div": "RealDiv"}
+# (flowmesh's RegexFullMatch takes its pattern as an attr, as TensorFlow's StaticRegexFullMatch;
+# TensorFlow's Select is SelectV2 once a vector condition is reshaped to select rows.)
+_ALIASES = {"Add": "AddV2", "BatchMatMul": "BatchMatMulV2", "Div": "RealDiv",
+            "StaticRegexFullMatch": "RegexFullMatch", "Select": "SelectV2"}
 
 
 def _split_input(ref: str) -> tuple[str, int, bool]:
@@ -78,8 +84,9 @@ def import_graph_def(graph_def: Any, input_map: dict[str, Any] | None = None,
     with graph.name_scope(name if name is not None else "import") as scope:
         prefix = scope if name != "" else ""
         created: dict[str, Any] = {}
+        refs: set[str] = set()   # TensorFlow ref variables, imported as resource variables
         for node in _order(graph_def.node):
-            created[node.name] = _create(graph, node, prefix, created, input_map, used)
+            created[node.name] = _create(graph, node, prefix, created, input_map, used, refs)
     unused = sorted(set(input_map) - used)
     if unused:
         raise ValueError(f"Attempted to map inputs that were not found in graph_def: [{', '.join(unused)}]")
@@ -113,9 +120,27 @@ def _checkpoint_form(node: Any, op_type: str, inputs: list[Any], attrs: dict[str
     return [inputs[0], *inputs[3:]]
 
 
+def _select_form(graph: Any, node: Any, prefix: str, inputs: list[Any]) -> list[Any]:
+    """TensorFlow 1.x ``Select`` with a vector condition selects rows of higher-rank ``x``:
+    the condition is reshaped to ``[n, 1, ..., 1]`` so that ``SelectV2`` broadcasts it."""
+    cond, x, y = inputs
+    if cond.shape.rank != 1 or x.shape.rank in (0, 1):
+        return inputs
+    if x.shape.rank is None:
+        raise InvalidArgumentError(None, None, f"Node '{node.name}' (Select): a vector condition needs "
+                                   "x of known rank to select its rows")
+    from flowmesh.core import dtypes
+
+    target = np.array([-1] + [1] * (x.shape.rank - 1), np.int32)
+    shape = graph.create_op("Const", [], {"value": target, "dtype": dtypes.int32},
+                            name=f"{prefix}{node.name}/row_condition_shape/")
+    rows = graph.create_op("Reshape", [cond, shape.outputs[0]], {}, name=f"{prefix}{node.name}/row_condition/")
+    return [rows.outputs[0], x, y]
+
+
 def _create(graph: Any, node: Any, prefix: str, created: dict[str, Any], input_map: dict[str, Any],
-            used: set[str]) -> Any:
-    inputs, controls = [], []
+            used: set[str], refs: set[str]) -> Any:
+    inputs, controls, ref_positions = [], [], []
     for ref in node.input:
         op_name, index, control = _split_input(ref)
         key = f"^{op_name}" if control else f"{op_name}:{index}"
@@ -126,8 +151,23 @@ def _create(graph: Any, node: Any, prefix: str, created: dict[str, Any], input_m
         producer = created.get(op_name)
         if producer is None:
             raise ValueError(f"Node '{node.name}': input '{ref}' is not in the graph_def")
+        if not control and op_name in refs:
+            ref_positions.append(len(inputs))
         (controls if control else inputs).append(producer if control else producer.outputs[index])
     op_type = node.op
+    if op_type in REF_VARIABLE_OPS:
+        refs.add(node.name)
+        attrs = {k: attr_from_proto(v, node.name, k) for k, v in node.attr.items() if not k.startswith("_")}
+        with graph.control_dependencies(controls):
+            return _placed(variable_handle(graph, node, prefix, attrs), node, prefix)
+    if ref_positions:
+        raw = {k: attr_from_proto(v, node.name, k) for k, v in node.attr.items() if not k.startswith("_")}
+        with graph.control_dependencies(controls):
+            op_type, inputs, kept = translate_consumer(graph, node, prefix, op_type, inputs, raw, ref_positions)
+        if op_type != node.op:
+            with graph.control_dependencies(controls):
+                return _placed(graph.create_op(op_type, inputs, kept, name=f"{prefix}{node.name}/"), node,
+                               prefix)
     try:
         registry.get_op_def(op_type)
     except NotFoundError:
@@ -138,10 +178,18 @@ def _create(graph: Any, node: Any, prefix: str, created: dict[str, Any], input_m
     attrs = {k: attr_from_proto(v, node.name, k) for k, v in node.attr.items() if not k.startswith("_")}
     if op_type in ("SaveV2", "RestoreV2") and "tensor_names" not in attrs:
         inputs = _checkpoint_form(node, op_type, inputs, attrs)
+    if node.op == "Select":
+        inputs = _select_form(graph, node, prefix, inputs)
+        attrs.pop("T", None)
     if node.attr["_tensor_bundle"].b if "_tensor_bundle" in node.attr else False:
         attrs["_tensor_bundle"] = True
     with graph.control_dependencies(controls):
         op = graph.create_op(op_type, inputs, attrs, name=f"{prefix}{node.name}/")
+    return _placed(op, node, prefix)
+
+
+def _placed(op: Any, node: Any, prefix: str) -> Any:
+    """``op`` with ``node``'s device and colocation groups."""
     if node.device:
         op._set_device(node.device)
     groups = [g.decode()[len("loc:@"):] for g in node.attr["_class"].list.s] if "_class" in node.attr else []

@@ -190,7 +190,7 @@ def _merge(ctx: KernelContext):
     delete_old_dirs = bool(ctx.attr("delete_old_dirs", True))
 
     def merge(*args: Any) -> None:
-        prefixes = [scalar_string(a) for a in args[:-1]]
+        prefixes = [scalar_string(p) for a in args[:-1] for p in np.asarray(a, dtype=object).reshape(-1)]
         merge_checkpoints(prefixes, scalar_string(args[-1]), delete_old_dirs)
 
     return merge

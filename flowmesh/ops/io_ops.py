@@ -127,9 +127,17 @@ def restore_v2(prefix: Any, tensor_names: Sequence[str], shape_and_slices: Seque
 
 # --- MergeV2Checkpoints -------------------------------------------------------------------------
 def _merge_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
-    for i, t in enumerate(inputs):
-        _check_string_scalar("MergeV2Checkpoints", t, "destination_prefix" if i == len(inputs) - 1
-                             else f"checkpoint_prefixes[{i}]")
+    """flowmesh passes one scalar per shard prefix; TensorFlow's graphs (imported
+    SavedModels and meta graphs) pass them as one string vector: both are accepted."""
+    *prefixes, dest = inputs
+    _check_string_scalar("MergeV2Checkpoints", dest, "destination_prefix")
+    if len(prefixes) == 1 and prefixes[0].shape.rank == 1:
+        if prefixes[0].dtype != dtypes.string:
+            raise TypeError(f"MergeV2Checkpoints: 'checkpoint_prefixes' must be a string tensor, got "
+                            f"{prefixes[0].dtype.name}")
+        return []
+    for i, t in enumerate(prefixes):
+        _check_string_scalar("MergeV2Checkpoints", t, f"checkpoint_prefixes[{i}]")
     return []
 
 

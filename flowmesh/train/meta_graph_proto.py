@@ -111,8 +111,12 @@ def import_tensorflow(meta: MetaGraphDef, graph: Graph, clear_devices: bool, imp
         for node in graph_def.node:
             node.device = ""
     prefix = f"{import_scope}/" if import_scope else ""
+    before = len(graph.get_operations())
     with graph.as_default():
         import_graph_def(graph_def, name=import_scope or "")
+    for op in graph.get_operations()[before:]:
+        if op.type == "SaveV2":       # TensorFlow's saver graph writes TensorFlow's format
+            op.attrs["_tensor_bundle"] = True
     for key, collection in meta.collection_def.items():
         if collection.WhichOneof("kind") == "node_list":
             for name in collection.node_list.value:
