@@ -34,7 +34,7 @@ from typing import Any
 from flowmesh import config as _config
 from flowmesh.distributed import protocol as wire
 from flowmesh.distributed.framing import FrameReader
-from flowmesh.errors import DataLossError, OpError, UnauthenticatedError
+from flowmesh.errors import DataLossError, OpError, ResourceExhaustedError, UnauthenticatedError
 
 TOKEN_METADATA = "flowmesh-token"
 HANDSHAKE_LIMIT = 4096  # bytes of meta a handshake frame may announce
@@ -119,6 +119,23 @@ def _refuse(sock: socket.socket, exc: OpError) -> None:
         _send(sock, wire.ERROR, {"e": wire.encode_error(exc)})
     except OSError:
         pass
+
+
+def refuse_busy(sock: socket.socket, limit: int, what: str) -> None:
+    """Closes a connection accepted beyond the connection limit, first telling the dialer
+    why in one small ``ERROR`` frame (sent without blocking: a dialer that does not read
+    costs nothing)."""
+    exc = ResourceExhaustedError(
+        None, None, f"{what} already has {limit} connections open, its limit "
+        "(FLOWMESH_MAX_CONNECTIONS on that server); retry later, or raise the limit there")
+    body = wire.pack({"e": wire.encode_error(exc)})
+    try:
+        sock.setblocking(False)
+        sock.send(wire.encode_header(wire.ERROR, len(body), 0) + body)
+    except OSError:
+        pass
+    finally:
+        sock.close()
 
 
 def accept(sock: socket.socket, reader: FrameReader, auth: ClusterAuth, hello: dict[str, Any],

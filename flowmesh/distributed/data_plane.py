@@ -34,7 +34,7 @@ from typing import Any
 from flowmesh import config as _config
 from flowmesh.distributed import protocol as wire
 from flowmesh.distributed import shm
-from flowmesh.distributed.auth import ClusterAuth
+from flowmesh.distributed.auth import ClusterAuth, refuse_busy
 from flowmesh.distributed.connection import Call, Connection, wait
 from flowmesh.distributed.framing import Stats
 from flowmesh.errors import DataLossError, OpError, UnauthenticatedError, UnavailableError
@@ -113,14 +113,16 @@ class DataPlane:
                 if self._closed:
                     sock.close()
                     return
-                if len(self._inbound) >= self.max_connections:
-                    log.warning("refusing a data-plane connection from %s:%s: %d connections "
-                                "are open (FLOWMESH_MAX_CONNECTIONS)", addr[0], addr[1],
-                                len(self._inbound))
-                    sock.close()
-                    continue
-                conn = Connection(self, sock, f"{addr[0]}:{addr[1]}", accepted=True)
-                self._inbound.add(conn)
+                busy = len(self._inbound) >= self.max_connections
+                if not busy:
+                    conn = Connection(self, sock, f"{addr[0]}:{addr[1]}", accepted=True)
+                    self._inbound.add(conn)
+            if busy:
+                log.warning("refusing a data-plane connection from %s:%s: %d connections "
+                            "are open (FLOWMESH_MAX_CONNECTIONS)", addr[0], addr[1],
+                            self.max_connections)
+                refuse_busy(sock, self.max_connections, f"the data plane of {self.identity}")
+                continue
             conn.start()
 
     # --- callbacks used by connections -------------------------------------------------

@@ -164,3 +164,15 @@ def test_flowmesh_run_jobs_work_and_a_process_without_the_secret_is_refused(tmp_
     attack = [line for line in lines if line.startswith("ATTACK")]
     assert len(attack) == 1 and re.match(r"ATTACK refused: .*cluster secret", attack[0]), lines
 
+
+
+def test_clients_past_the_connection_cap_are_refused_with_the_reason(monkeypatch):
+    monkeypatch.setenv("FLOWMESH_MAX_CONNECTIONS", "2")
+    server = connect_store("127.0.0.1", 0, True, None, 5.0, auth=JOB)  # connection 1
+    second = connect_store("127.0.0.1", server.port, False, None, 5.0, auth=JOB)
+    with pytest.raises(CommunicationError, match="2 connections open.*FLOWMESH_MAX_CONNECTIONS"):
+        connect_store("127.0.0.1", server.port, False, None, 5.0, auth=JOB)
+    second.close()
+    server.set("still", "served")
+    assert server.get("still") == b"served"
+    server.close()

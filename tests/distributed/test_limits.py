@@ -210,3 +210,37 @@ def test_400_leaked_sessions_are_reclaimed_by_session_expiry():
         assert leaked[-1].run(total, feed) == pytest.approx(0.0, abs=1.0)  # a recent one runs
         for sess in leaked:
             sess.close()
+
+
+@pytest.mark.timeout(60)
+def test_connections_past_the_cap_are_refused_with_the_reason(tmp_path):
+    path = tmp_path / "secret"
+    path.write_text("s" * 64)
+    path.chmod(0o600)
+    env = {"FLOWMESH_CLUSTER_SECRET_FILE": str(path), "FLOWMESH_MAX_CONNECTIONS": "4"}
+    with LocalCluster({"ps": 1}, env=env) as cluster:
+        job = ClusterAuth(b"s" * 64)
+        rpc = RpcClient(cluster.address("ps", 0), "ps", auth=job)
+        data = f"127.0.0.1:{rpc.call('GetStatus', None, timeout=10)['data_port']}"
+        rpc.close()
+        host, port = data.rsplit(":", 1)
+        idle = [socket.create_connection((host, int(port)), timeout=10) for _ in range(4)]
+        for sock in idle:  # accepted: each got the handshake's challenge
+            auth._read_hello(FrameReader(sock), data)
+        plane = DataPlane("/job:worker/replica:0/task:0", listen=False, auth=job)
+        try:
+            with pytest.raises(tf.errors.UnavailableError, match="4 connections open.*"
+                               "FLOWMESH_MAX_CONNECTIONS"):
+                plane.connection(data, timeout=10)
+            for sock in idle:
+                sock.close()
+            deadline = time.monotonic() + 10
+            while True:  # the server notices the closed connections, then lets a member in
+                try:
+                    plane.connection(data, timeout=10)
+                    break
+                except tf.errors.UnavailableError:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.05)
+        finally:
+            plane.close()

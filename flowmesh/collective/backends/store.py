@@ -164,10 +164,16 @@ class StoreServer:
             except OSError:
                 return  # closed
             with self._lock:
-                if self._keys.closed or len(self._conns) >= self._max_conns:
+                if self._keys.closed:
                     conn.close()
                     continue
-                self._conns.add(conn)
+                busy = len(self._conns) >= self._max_conns
+                if not busy:
+                    self._conns.add(conn)
+            if busy:
+                _auth.refuse_busy(conn, self._max_conns,
+                                  f"the rendezvous store at {self.host}:{self.port}")
+                continue
             threading.Thread(target=self._serve, args=(conn,), daemon=True,
                              name="flowmesh-store-conn").start()
 
