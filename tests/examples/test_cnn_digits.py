@@ -13,10 +13,12 @@ STEPS = 20
 
 
 @pytest.mark.slow
-def test_reaches_97_percent_with_defaults(example, capsys) -> None:
+def test_reaches_95_percent_with_defaults(example, capsys) -> None:
     cnn = example("digits_cnn")
     accuracy = cnn.main([])
-    assert accuracy >= 0.97
+    # 0.972-0.986 over the CPU code paths tried (ATEN_CPU_CAPABILITY=default/avx2/avx512):
+    # 0.97 would be one digit of 360 from failing on another CPU's summation order.
+    assert accuracy >= 0.95
     assert f"test accuracy {accuracy:.4f}" in capsys.readouterr().out
 
 

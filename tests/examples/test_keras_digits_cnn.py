@@ -11,7 +11,7 @@ from flowmesh.datasets import load_digits
 def test_short_training_learns_and_saves(example, tmp_path, capsys) -> None:
     cnn = example("keras_digits_cnn")
     path = str(tmp_path / "cnn.h5")
-    accuracy = cnn.main(["--epochs", "2", "--batch", "128", "--lr", "0.006", "--save", path])
+    accuracy = cnn.main(["--epochs", "3", "--batch", "128", "--lr", "0.006", "--save", path])
     out = capsys.readouterr().out
     assert accuracy >= 0.85, out
     assert "Epoch 2/2" in out and f"test accuracy {accuracy:.4f}" in out

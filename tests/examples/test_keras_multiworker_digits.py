@@ -34,7 +34,7 @@ def test_two_workers_train_together_and_resume_after_a_kill(tmp_path) -> None:
     results = _results(done)
     assert sorted(results) == ["0", "1"] and results["0"] == results["1"] == ("[0, 1, 2, 3]", results["0"][1])
     accuracy = float(re.search(r"test accuracy (\d\.\d+) on 2 workers", done.stdout).group(1))
-    assert accuracy >= 0.9, done.stdout[-2000:]
+    assert accuracy >= 0.85, done.stdout[-2000:]  # 0.94 here: room for another CPU's sums
 
     backup = tmp_path / "backup"
     killed = _run("--backup_dir", str(backup), "--kill_at_epoch", "2")
