@@ -161,7 +161,7 @@ class RNN(Layer):
 
     def _initial_states(self, initial_state: Any, batch: Any, dtype: dtypes.DType) -> list[Any]:
         if initial_state is None and self.stateful:
-            return [convert_to_tensor(v) for v in self.states]
+            return recurrent_state.read_states(self.states)
         if initial_state is None:
             return self.cell.get_initial_state(batch, dtype)
         states = [convert_to_tensor(s) for s in nest.flatten(initial_state)]

@@ -44,6 +44,16 @@ def make_state_variables(layer: Any, input_dims: list[Any]) -> list[Any]:
                 for i, size in enumerate(layer.cell._state_sizes())]
 
 
+def read_states(variables: list[Any]) -> list[Any]:
+    """Copies of the states' current values. A variable's snapshot aliases its storage
+    (TensorFlow 1.x reference semantics) and the final states are assigned in place in the
+    same step, so the gradient (which reads the initial states after the forward loop) needs
+    a copy taken before the assignment."""
+    from flowmesh.ops import math_ops
+
+    return [math_ops.add(v.read_value(), math_ops.cast(0, v.dtype)) for v in variables]
+
+
 def after_update(variables: list[Any], final_states: list[Any], result: Any) -> Any:
     """``result`` re-emitted after the final states were assigned to ``variables``."""
     from flowmesh.core.graph import control_dependencies
