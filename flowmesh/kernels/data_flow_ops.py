@@ -26,6 +26,7 @@ from flowmesh.errors import (
     InvalidArgumentError,
     OutOfRangeError,
 )
+from flowmesh.kernels.pipeline.sparse_value import SparseValue
 from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
 
 _POLL_S = 0.05
@@ -173,6 +174,8 @@ def _as_queue(value: Any, op_type: str) -> QueueState:
 def _owned(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
         return value.clone()
+    if isinstance(value, SparseValue):
+        return SparseValue(value.indices.clone(), _owned(value.values), value.dense_shape.clone())
     import numpy as np
 
     if isinstance(value, np.ndarray):
@@ -212,6 +215,8 @@ def _outputs(elements: list[tuple[Any, ...]], stacked: bool, queue: QueueState, 
 
 
 def _stack(values: list[Any]) -> Any:
+    if isinstance(values[0], SparseValue):
+        return SparseValue.stack(values, 0, "a queue's batch")
     if isinstance(values[0], torch.Tensor):
         return torch.stack(values)
     import numpy as np

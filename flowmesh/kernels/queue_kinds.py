@@ -26,6 +26,7 @@ import torch
 from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.data_flow_ops import QueueState, _stack
+from flowmesh.kernels.pipeline.sparse_value import SparseValue
 from flowmesh.kernels.registry import KernelContext, kernel
 
 
@@ -36,7 +37,7 @@ class PaddingFIFOQueueState(QueueState):
 
     def stack(self, values: list[Any], component: int) -> Any:
         shapes = [tuple(v.shape) for v in values]
-        if len(set(shapes)) <= 1:
+        if len(set(shapes)) <= 1 or isinstance(values[0], SparseValue):
             return _stack(values)
         if len({len(s) for s in shapes}) > 1:
             raise InvalidArgumentError(

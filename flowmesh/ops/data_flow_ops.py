@@ -84,7 +84,7 @@ def _check_components(inputs: Sequence[Tensor], attrs: dict[str, Any], many: boo
             raise TypeError(f"Component {i} enqueued to queue '{handle.op.name}' has dtype "
                             f"{v.dtype.name}, expected {t.name}")
         shape = v.shape[1:] if many and v.shape.rank is not None else v.shape
-        if many and v.shape.rank == 0:
+        if many and v.shape.rank == 0 and v.dtype != dtypes.variant:  # variant: e.g. a SparseTensor
             raise ValueError(f"enqueue_many to queue '{handle.op.name}' needs component {i} to have "
                              "rank >= 1 (the elements are split along dimension 0), got a scalar")
         if not shape.is_compatible_with(s):
@@ -126,6 +126,7 @@ class QueueBase:
         self._names = list(names) if names is not None else None
         self._queue_ref = queue_ref
         self._name = queue_ref.op.name
+        self._prefix = self._name.split("/")[-1]  # op names: TensorFlow's "<queue>_Dequeue" in the current scope
 
     @property
     def queue_ref(self) -> Tensor:
@@ -169,14 +170,14 @@ class QueueBase:
         Raises:
             ValueError / TypeError: components of the wrong number, shape or dtype.
         """
-        with get_default_graph().name_scope(name or f"{self._name}_enqueue") as scope:
+        with get_default_graph().name_scope(name or f"{self._prefix}_enqueue") as scope:
             values = self._components(vals, "enqueue")
             return make_op("QueueEnqueueV2", [self._queue_ref, *values], {"timeout_ms": -1},
                            name=scope)
 
     def enqueue_many(self, vals: Any, name: str | None = None) -> Operation:
         """Adds the slices of ``vals`` along dimension 0 as elements."""
-        with get_default_graph().name_scope(name or f"{self._name}_EnqueueMany") as scope:
+        with get_default_graph().name_scope(name or f"{self._prefix}_EnqueueMany") as scope:
             values = self._components(vals, "enqueue_many")
             return make_op("QueueEnqueueManyV2", [self._queue_ref, *values], {"timeout_ms": -1},
                            name=scope)
@@ -195,21 +196,21 @@ class QueueBase:
 
         At run time, fails with ``OutOfRangeError`` once the queue is closed and empty.
         """
-        op = make_op("QueueDequeueV2", [self._queue_ref], self._attrs(), name=name or f"{self._name}_Dequeue")
+        op = make_op("QueueDequeueV2", [self._queue_ref], self._attrs(), name=name or f"{self._prefix}_Dequeue")
         return self._structure(op.outputs)
 
     def dequeue_many(self, n: Any, name: str | None = None) -> Any:
         """Removes ``n`` elements, stacked along a new dimension 0 (blocks until there are)."""
         count = convert_to_tensor(n, dtype=dtypes.int32, name="n")
         op = make_op("QueueDequeueManyV2", [self._queue_ref, count], self._attrs(),
-                     name=name or f"{self._name}_DequeueMany")
+                     name=name or f"{self._prefix}_DequeueMany")
         return self._structure(op.outputs)
 
     def dequeue_up_to(self, n: Any, name: str | None = None) -> Any:
         """Like :meth:`dequeue_many`, but a closed queue gives what it has left (at least one)."""
         count = convert_to_tensor(n, dtype=dtypes.int32, name="n")
         op = make_op("QueueDequeueUpToV2", [self._queue_ref, count], self._attrs(),
-                     name=name or f"{self._name}_DequeueUpTo")
+                     name=name or f"{self._prefix}_DequeueUpTo")
         return self._structure(op.outputs)
 
     # --- state -------------------------------------------------------------------------------
@@ -221,14 +222,14 @@ class QueueBase:
         """
         return make_op("QueueCloseV2", [self._queue_ref],
                        {"cancel_pending_enqueues": bool(cancel_pending_enqueues)},
-                       name=name or f"{self._name}_Close")
+                       name=name or f"{self._prefix}_Close")
 
     def is_closed(self, name: str | None = None) -> Tensor:
-        return make_tensor("QueueIsClosedV2", [self._queue_ref], name=name or f"{self._name}_IsClosed")
+        return make_tensor("QueueIsClosedV2", [self._queue_ref], name=name or f"{self._prefix}_IsClosed")
 
     def size(self, name: str | None = None) -> Tensor:
         """The number of elements in the queue (an int32 scalar)."""
-        return make_tensor("QueueSizeV2", [self._queue_ref], name=name or f"{self._name}_Size")
+        return make_tensor("QueueSizeV2", [self._queue_ref], name=name or f"{self._prefix}_Size")
 
 
 class FIFOQueue(QueueBase):

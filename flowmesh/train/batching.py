@@ -9,6 +9,9 @@ of how full the queue is, and returns the dequeue of ``batch_size`` elements. Wi
 ``allow_smaller_final_batch`` the last batch may be smaller (``dequeue_up_to``);
 otherwise leftover elements that do not fill a batch are dropped at the end.
 
+A ``SparseTensor`` component travels as one value and comes out as a batched
+``SparseTensor`` (dense shape: the batch size, then each dimension's largest extent).
+
 ``keep_input`` (the ``maybe_`` variants) filters: a scalar bool drops or keeps the
 element, a vector (with ``enqueue_many``) keeps some rows of the batch given.
 """
@@ -21,7 +24,8 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, get_default_graph
-from flowmesh.core.shapes import TensorShape, as_shape
+from flowmesh.core.shapes import TensorShape, as_shape, unknown_shape
+from flowmesh.core.sparse_tensor import SparseTensor, SparseTensorValue
 from flowmesh.ops._builders import constant_value
 from flowmesh.ops.data_flow_ops import FIFOQueue
 from flowmesh.ops.queue_kinds import PaddingFIFOQueue, RandomShuffleQueue
@@ -46,17 +50,46 @@ def _as_original_type(original: Any, dequeued: Any) -> Any:
     return dequeued
 
 
-def _validate(tensor_list: list[Any], what: str) -> list[Tensor]:
+def _validate(tensor_list: list[Any], what: str) -> list[Any]:
+    """Tensors and SparseTensors."""
     if not tensor_list:
         raise ValueError(f"Expected at least one tensor in {what}().")
-    out = []
-    for t in tensor_list:
-        if type(t).__name__ == "SparseTensor":
-            raise TypeError(f"{what}(): SparseTensor elements are not supported by flowmesh's queues; "
-                            "batch them with tf.data (Dataset.batch keeps them sparse) or densify "
-                            "them first with tf.sparse.to_dense")
-        out.append(convert_to_tensor(t))
-    return out
+    return [SparseTensor.from_value(t) if isinstance(t, (SparseTensor, SparseTensorValue))
+            else convert_to_tensor(t) for t in tensor_list]
+
+
+def _sparse_positions(tensor_list: list[Any], enqueue_many: bool) -> dict[int, tuple[Any, TensorShape]]:
+    """Component index -> (values dtype, shape of one element) of each SparseTensor.
+
+    A SparseTensor travels through the queue as one variant value (as in ``tf.data``) and
+    the dequeued batch is a SparseTensor of the largest extent of each dimension.
+    """
+    found = {}
+    for i, t in enumerate(tensor_list):
+        if isinstance(t, SparseTensor):
+            shape = t.shape
+            if enqueue_many and shape.rank is not None:
+                shape = shape[1:]
+            found[i] = (t.dtype, shape)
+    return found
+
+
+def _components(tensor_list: list[Any]) -> list[Tensor]:
+    from flowmesh.ops.sparse_element_ops import to_variant
+
+    return [to_variant(t) if isinstance(t, SparseTensor) else t for t in tensor_list]
+
+
+def _restore_sparse(dequeued: Any, sparse: dict[int, tuple[Any, TensorShape]]) -> Any:
+    if not sparse:
+        return dequeued
+    from flowmesh.ops.sparse_element_ops import from_variant
+
+    flat = list(dequeued) if isinstance(dequeued, list) else [dequeued]
+    for i, (dtype, shape) in sparse.items():
+        batch_shape = TensorShape([None]).concatenate(shape) if shape.rank is not None else shape
+        flat[i] = from_variant(flat[i], dtype, batch_shape)
+    return flat if isinstance(dequeued, list) else flat[0]
 
 
 def _validate_keep_input(keep_input: Any, enqueue_many: bool) -> Tensor:
@@ -82,12 +115,16 @@ def _dtypes(tensor_list_list: list[list[Tensor]]) -> list[dtypes.DType]:
 
 def _shapes(tensor_list_list: list[list[Tensor]], shapes: Any, enqueue_many: bool) -> list[TensorShape]:
     if shapes is not None:
-        return [as_shape(s) for s in shapes]
+        return [unknown_shape() if isinstance(t, SparseTensor) else as_shape(s)
+                for t, s in zip(tensor_list_list[0], shapes)]
     merged = []
     for i in range(len(tensor_list_list[0])):
         shape = None
         for tensor_list in tensor_list_list:
             tensor = tensor_list[i]
+            if isinstance(tensor, SparseTensor):
+                shape = unknown_shape()  # one variant value per element
+                break
             if tensor.shape.rank is None:
                 raise ValueError(f"Cannot infer Tensor's rank: {tensor.name}; pass `shapes`")
             if enqueue_many and tensor.shape.rank == 0:
@@ -135,8 +172,8 @@ def _dequeue(queue: Any, batch_size: Any, allow_smaller_final_batch: bool, name:
     return queue.dequeue_many(batch_size, name=name)
 
 
-def _check_fully_defined(shapes: list[TensorShape], what: str) -> None:
-    if not all(s.is_fully_defined() for s in shapes):
+def _check_fully_defined(types: list[dtypes.DType], shapes: list[TensorShape], what: str) -> None:
+    if not all(s.is_fully_defined() or t == dtypes.variant for t, s in zip(types, shapes)):
         raise ValueError(f"{what}: all shapes must be fully defined: {[str(s) for s in shapes]}; pass "
                          "`shapes`, or dynamic_pad=True to pad variable dimensions (tf.train.batch)")
 
@@ -154,12 +191,17 @@ def _build(what: str, tensors_list: Sequence[Any], original: Any, batch_size: An
     with graph.name_scope(name or what) as scope:
         lists = [_validate(_as_tensor_list(t), what) for t in tensors_list]
         keep = _validate_keep_input(keep_input, enqueue_many)
-        types = _dtypes(lists)
+        sparse = _sparse_positions(lists[0], enqueue_many)
+        if sparse and constant_value(keep) is None:
+            raise ValueError(f"{what}(): a keep_input decided at run time cannot filter SparseTensor "
+                             "components; filter them before batching (e.g. with tf.data's filter)")
         shape_list = _shapes(lists, shapes, enqueue_many)
-        queue = make_queue(types, shape_list)
+        lists = [_components(tensor_list) for tensor_list in lists]
+        queue = make_queue(_dtypes(lists), shape_list)
         ops = [_enqueue_fn(queue, tensor_list, enqueue_many, keep) for tensor_list in lists]
         _add_runner(queue, ops * threads if len(ops) == 1 else ops)
-        return _as_original_type(original, _dequeue(queue, batch_size, allow_smaller_final_batch, scope))
+        dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
+        return _as_original_type(original, _restore_sparse(dequeued, sparse))
 
 
 def _fifo(capacity: int, dynamic_pad: bool, shared_name: str | None, what: str) -> Any:
@@ -167,7 +209,7 @@ def _fifo(capacity: int, dynamic_pad: bool, shared_name: str | None, what: str) 
         if dynamic_pad:
             queue = PaddingFIFOQueue(capacity, types, shapes, shared_name=shared_name)
         else:
-            _check_fully_defined(shapes, what)
+            _check_fully_defined(types, shapes, what)
             queue = FIFOQueue(capacity, types, shapes, shared_name=shared_name)
         _summary(f"fraction_of_{capacity}_full", queue.size(), 0, capacity)
         return queue
@@ -181,7 +223,7 @@ def _shuffling(capacity: int, min_after_dequeue: int, seed: int | None, shared_n
         raise ValueError(f"capacity {capacity} must be bigger than min_after_dequeue {min_after_dequeue}.")
 
     def make(types: list[dtypes.DType], shapes: list[TensorShape]) -> Any:
-        _check_fully_defined(shapes, what)
+        _check_fully_defined(types, shapes, what)
         queue = RandomShuffleQueue(capacity, min_after_dequeue, types, shapes, seed=seed, shared_name=shared_name)
         span = capacity - min_after_dequeue
         _summary(f"fraction_over_{min_after_dequeue}_of_{span}_full", queue.size(), min_after_dequeue, span)
@@ -223,7 +265,6 @@ def batch(tensors: Any, batch_size: Any, num_threads: int = 1, capacity: int = 3
 
     Raises:
         ValueError: no tensors, shapes not fully defined without ``dynamic_pad``.
-        TypeError: SparseTensor elements (use tf.data).
     """
     return _build("batch", [tensors], tensors, batch_size, True, enqueue_many, shapes, allow_smaller_final_batch,
                   name, _fifo(capacity, dynamic_pad, shared_name, "batch"), num_threads)

@@ -79,8 +79,36 @@ def _maybe_batch_many(lib):
     return _as_lists(_drain(lib, lib.train.maybe_batch([rows], keep, 3, enqueue_many=True)))
 
 
-@pytest.mark.parametrize("script", [_range_batch, _slice_batch, _padded_batch, _maybe_batch, _maybe_batch_many],
-                         ids=["range", "slice_dict", "dynamic_pad", "maybe", "maybe_many"])
+def _sparse_batch(lib):
+    def example(i):
+        feature = {"v": lib.train.Feature(int64_list=lib.train.Int64List(value=list(range(i))))}
+        return lib.train.Example(features=lib.train.Features(feature=feature)).SerializeToString()
+
+    record = lib.train.string_input_producer([example(i) for i in range(5)], num_epochs=1, shuffle=False).dequeue()
+    parsed = lib.parse_single_example(record, {"v": lib.VarLenFeature(lib.int64)})
+    one = lib.train.batch([parsed["v"], record], 2, allow_smaller_final_batch=True)
+    return [_plain_sparse(v) for v, _ in _drain(lib, one)]
+
+
+def _plain_sparse(v):
+    return v.indices.tolist(), v.values.tolist(), v.dense_shape.tolist()
+
+
+def _sparse_batch_many(lib):
+    rows = lib.SparseTensor([[0, 0], [1, 2], [2, 1]], [1.0, 2.0, 3.0], [3, 4])
+    many = lib.train.batch({"sp": rows}, 2, enqueue_many=True)
+    with lib.Session(config=lib.ConfigProto(operation_timeout_in_ms=20000)) as sess:
+        coord = lib.train.Coordinator()
+        threads = lib.train.start_queue_runners(sess, coord)
+        out = [_plain_sparse(sess.run(many)["sp"]) for _ in range(2)]
+        coord.request_stop()
+        coord.join(threads, stop_grace_period_secs=10)
+    return out
+
+
+@pytest.mark.parametrize("script", [_range_batch, _slice_batch, _padded_batch, _maybe_batch, _maybe_batch_many,
+                                    _sparse_batch, _sparse_batch_many],
+                         ids=["range", "slice_dict", "dynamic_pad", "maybe", "maybe_many", "sparse", "sparse_many"])
 def test_pipeline_matches_tensorflow(script):
     ours, theirs = _both(script)
     assert ours == theirs
@@ -160,8 +188,8 @@ def test_batching_errors_say_how_to_fix_them():
             tf.train.batch_join([[tf.constant(1)], [tf.constant(1.0)]], 2)
         with pytest.raises(ValueError, match="vector"):
             tf.train.maybe_batch([tf.constant(1)], [True], 2)
-        with pytest.raises(TypeError, match="SparseTensor"):
-            tf.train.batch([tf.SparseTensor([[0]], [1], [3])], 2)
+        with pytest.raises(ValueError, match="SparseTensor"):
+            tf.train.maybe_batch([tf.SparseTensor([[0]], [1], [3])], tf.placeholder(tf.bool, []), 2)
         with pytest.raises(ValueError, match="non-null"):
             tf.train.string_input_producer([])
         with pytest.raises(ValueError, match="element_shape"):
