@@ -18,7 +18,16 @@ from flowmesh.ops.random_dist_ops import stateless_random_gamma as stateless_gam
 from flowmesh.ops.random_dist_ops import stateless_random_normal as stateless_normal
 from flowmesh.ops.random_dist_ops import stateless_random_poisson as stateless_poisson
 from flowmesh.ops.random_dist_ops import stateless_random_uniform as stateless_uniform
+from flowmesh.ops.random_generator import (
+    Algorithm,
+    Generator,
+    create_rng_state,
+    get_global_generator,
+    set_global_generator,
+)
 from flowmesh.ops.random_ops import categorical, get_seed, multinomial, set_random_seed, truncated_normal
 from flowmesh.ops.random_ops import random_normal as normal
 from flowmesh.ops.random_ops import random_shuffle as shuffle
 from flowmesh.ops.random_ops import random_uniform as uniform
+from flowmesh.ops.stateless_random_more_ops import fold_in, split, stateless_parameterized_truncated_normal
+from flowmesh.ops.stateless_random_more_ops import stateless_random_binomial as stateless_binomial
