@@ -96,6 +96,10 @@ from flowmesh.ops.nn_ops import (
 from flowmesh.ops.nn_pool3d_ops import avg_pool3d, max_pool3d
 from flowmesh.ops.sampled_losses import nce_loss, sampled_softmax_loss
 from flowmesh.ops.space_batch_ops import depth_to_space, space_to_batch, space_to_depth
+from flowmesh.ops.unigram_sampling_ops import (
+    fixed_unigram_candidate_sampler,
+    learned_unigram_candidate_sampler,
+)
 from flowmesh.rnn import (
     bidirectional_dynamic_rnn,
     dynamic_rnn,
@@ -107,6 +111,7 @@ from flowmesh.rnn import (
 )
 
 __all__ = [
+    "fixed_unigram_candidate_sampler", "learned_unigram_candidate_sampler",
     "embedding_lookup_sparse", "safe_embedding_lookup_sparse",
     "collapse_repeated", "ctc_beam_search_decoder", "ctc_beam_search_decoder_v2",
     "ctc_greedy_decoder", "ctc_unique_labels",

@@ -31,3 +31,7 @@ from flowmesh.ops.random_ops import random_shuffle as shuffle
 from flowmesh.ops.random_ops import random_uniform as uniform
 from flowmesh.ops.stateless_random_more_ops import fold_in, split, stateless_parameterized_truncated_normal
 from flowmesh.ops.stateless_random_more_ops import stateless_random_binomial as stateless_binomial
+from flowmesh.ops.unigram_sampling_ops import (
+    fixed_unigram_candidate_sampler,
+    learned_unigram_candidate_sampler,
+)

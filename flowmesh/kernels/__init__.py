@@ -83,5 +83,6 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     svd_qr_ops,
     time_ops,
     training_ops,
+    unigram_sampling_ops,
     while_loop,
 )

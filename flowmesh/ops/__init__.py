@@ -82,6 +82,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     summary_tensor_ops,
     time_ops,
     training_ops,
+    unigram_sampling_ops,
     variable_scope,
     variables,
     while_grad,

@@ -42,7 +42,8 @@ for _op in ("LogUniformCandidateSampler", "UniformCandidateSampler", "AllCandida
 
 
 def _sampler(op_type: str, true_classes: Any, num_true: int, num_sampled: int, unique: bool,
-             range_max: int | None, seed: Any, name: str | None) -> Candidates:
+             range_max: int | None, seed: Any, name: str | None,
+             extra: dict[str, Any] | None = None) -> Candidates:
     true = convert_to_tensor(true_classes, dtype=dtypes.int64, name="true_classes")
     if range_max is not None and unique and num_sampled > range_max:
         raise InvalidArgumentError(f"{op_type}: cannot draw {num_sampled} unique candidates from range_max "
@@ -52,6 +53,7 @@ def _sampler(op_type: str, true_classes: Any, num_true: int, num_sampled: int, u
              "seed": s1 or 0, "seed2": s2 or 0}
     if range_max is not None:
         attrs["range_max"] = int(range_max)
+    attrs.update(extra or {})
     return Candidates(*make_op(op_type, [true], attrs, name=name or op_type).outputs)
 
 
