@@ -59,7 +59,7 @@ _NO_T = {
     "StatelessIf", "StatelessWhile", "DestroyResourceOp", "Any", "All", "LogicalAnd", "LogicalOr",
     "LogicalNot", "RandomUniform", "RandomStandardNormal", "TruncatedNormal", "StringJoin",
     "Assert", "ShardedFilename", "ShardedFilespec", "ScalarSummary", "HistogramSummary", "MergeSummary",
-    "IsVariableInitialized", "Print", "PrintV2", "StringFormat", "Range",
+    "IsVariableInitialized", "Print", "PrintV2", "StringFormat", "Range", "SobolSample",
 }
 _COUNTED = {"ConcatV2": "N", "Pack": "N", "AddN": "N", "ShapeN": "N", "MergeSummary": "N"}
 

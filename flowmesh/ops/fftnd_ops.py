@@ -27,9 +27,16 @@ _COMPLEX = {dtypes.float32: dtypes.complex64, dtypes.float64: dtypes.complex128}
 _REAL = {c: r for r, c in _COMPLEX.items()}
 
 
-def _fftnd_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
+def _fftnd_shape(kind: str):
+    def shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
+        return _fftnd_spec(kind, inputs)
+
+    return shape
+
+
+def _fftnd_spec(kind: str, inputs: Sequence[Tensor]) -> list:
     x, length, axes = inputs
-    out = {"RFFTND": _COMPLEX.get(x.dtype), "IRFFTND": _REAL.get(x.dtype)}.get(attrs["kind"], x.dtype)
+    out = {"RFFTND": _COMPLEX.get(x.dtype), "IRFFTND": _REAL.get(x.dtype)}.get(kind, x.dtype)
     lengths, axes_v = constant_value(length), constant_value(axes)
     if x.shape.rank is None:
         return [(out, TensorShape(None))]
@@ -38,12 +45,12 @@ def _fftnd_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
         return [(out, TensorShape([None] * len(dims)))]
     for k, (axis, n) in enumerate(zip(axes_v.tolist(), lengths.tolist())):
         last = k == len(axes_v) - 1
-        dims[axis] = n // 2 + 1 if last and attrs["kind"] == "RFFTND" else n
+        dims[axis] = n // 2 + 1 if last and kind == "RFFTND" else n
     return [(out, TensorShape(dims))]
 
 
 for _op in ("FFTND", "IFFTND", "RFFTND", "IRFFTND"):
-    register_op(_op, _fftnd_shape, not_differentiable=True)
+    register_op(_op, _fftnd_shape(_op), not_differentiable=True)
 
 
 def _axes_and_lengths(x: Tensor, fft_length: Any, axes: Any, inverse_real: bool) -> tuple[list, list]:
@@ -87,7 +94,16 @@ def _fftnd(kind: str, input_tensor: Any, fft_length: Any, axes: Any, norm: str |
             x = x * math_ops.cast(scale if inverse else 1.0 / scale, x.dtype)
         args = [x, convert_to_tensor(lengths, dtype=dtypes.int32, name="fft_length"),
                 convert_to_tensor(axes_v, dtype=dtypes.int32, name="axes")]
-        return make_tensor(kind, args, {"kind": kind}, name=kind)
+        return make_tensor(kind, args, _type_attrs(kind, x.dtype), name=kind)
+
+
+def _type_attrs(kind: str, dtype: Any) -> dict[str, Any]:
+    """TensorFlow's ``Tcomplex`` / ``Treal`` attrs of the op."""
+    if kind == "RFFTND":
+        return {"Treal": dtype, "Tcomplex": _COMPLEX[dtype]}
+    if kind == "IRFFTND":
+        return {"Treal": _REAL[dtype], "Tcomplex": dtype}
+    return {"Tcomplex": dtype}
 
 
 def fftnd(input_tensor: Any, fft_length: Any = None, axes: Any = None, norm: str | None = None,

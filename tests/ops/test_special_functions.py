@@ -96,3 +96,26 @@ def _run_betainc(a, b, x):
 
     with tf.Graph().as_default(), tf.Session() as sess:
         return sess.run(tf.math.betainc(a, b, x))
+
+
+def test_tensorflow_runs_flowmeshs_graph_def_of_these_ops():
+    """A GraphDef with decompositions and special functions, written by flowmesh, imported
+    and run by TensorFlow, gives flowmesh's values (TensorFlow's op types and attrs)."""
+    import flowmesh as tf
+
+    tf1 = require_tensorflow()
+    with tf.Graph().as_default() as g:
+        a = tf.constant(np.arange(12.0).reshape(3, 4) % 5 + np.eye(3, 4))
+        outs = [tf.linalg.svd(a, compute_uv=False), tf.abs(tf.linalg.qr(a)[1]), *tf.linalg.lu(a[:, :3]),
+                tf.math.betainc(2.0 + a * 0, 3.0 + a * 0, a / 10.0), tf.math.igamma(a + 1.0, a),
+                tf.math.bessel_i0e(a), tf.math.zeta(a + 2.0, a + 1.0), tf.math.sobol_sample(3, 4),
+                tf.linalg.sqrtm(4.0 * tf.eye(3, dtype=tf.float64)), tf.math.nextafter(a, a + 1.0)]
+        graph_def = g.as_graph_def()
+        with tf.Session() as sess:
+            ours = sess.run(outs)
+    with tf1.Graph().as_default() as g2:
+        tf1.import_graph_def(tf1.GraphDef.FromString(graph_def.SerializeToString()), name="")
+        with tf1.Session(graph=g2) as sess:
+            theirs = sess.run([t.name for t in outs])
+    for t, x, y in zip(outs, ours, theirs):
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12, err_msg=t.name)
