@@ -86,6 +86,9 @@ def test_masks_attached_like_tf_keras():
     assert keras_mask.get_mask(seq) is not None and keras_mask.get_mask(last) is None
     assert keras_mask.get_mask(k.Flatten()(seq)) is None          # no masking support: dropped
     assert keras_mask.get_mask(k.GlobalAveragePooling1D()(seq)) is None
+    assert keras_mask.get_mask(k.Lambda(lambda t: t * 2.0)(seq)) is None
+    assert keras_mask.get_mask(k.Lambda(lambda t: t * 2.0, mask=lambda t, m: m)(seq)) is \
+        keras_mask.get_mask(seq)
     out, h, c = k.LSTM(2, return_sequences=True, return_state=True)(masked)
     assert keras_mask.get_mask(out) is not None and keras_mask.get_mask(h) is None
     model = tf.keras.Model(x, k.Dense(1)(seq))

@@ -171,11 +171,18 @@ class Reshape(Layer):
 
 
 class Lambda(Layer):
-    """Wraps an arbitrary function of the inputs as a layer (no weights)."""
+    """Wraps an arbitrary function of the inputs as a layer (no weights). ``mask``: the
+    output mask, or a callable ``mask(inputs, input_mask)`` (by default no mask, as Keras)."""
 
-    def __init__(self, function: Any, output_shape: Any = None, arguments: dict | None = None, **kwargs: Any):
+    def __init__(self, function: Any, output_shape: Any = None, mask: Any = None,
+                 arguments: dict | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.function, self.arguments = function, dict(arguments or {})
+        self.mask = mask
+        self.supports_masking = True
 
     def call(self, inputs: Any) -> Any:
         return self.function(inputs, **self.arguments)
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        return self.mask(inputs, mask) if callable(self.mask) else self.mask
