@@ -90,7 +90,13 @@ class Optimizer:
             if self.clipvalue is not None:
                 grads_and_vars = [(clip_ops.clip_by_value(g, -self.clipvalue, self.clipvalue), v)
                                   for g, v in grads_and_vars]
-            return opt.apply_gradients(grads_and_vars, global_step=self._iterations)
+            step = opt.apply_gradients(grads_and_vars, global_step=self._iterations)
+        self._train_opt, self._slot_params = opt, [v for _, v in grads_and_vars]  # for model files
+        if getattr(self, "_pending_weights", None) is not None:  # state read by load_model
+            from flowmesh.keras.saving import optimizer_weights
+
+            optimizer_weights.restore(self)
+        return step
 
     def get_config(self) -> dict[str, Any]:
         return {"name": self._name, "learning_rate": self._initial_lr, "decay": self.decay}

@@ -29,6 +29,8 @@ def to_list(data: Any, names: list[str], what: str) -> list[np.ndarray] | None:
     if isinstance(data, (list, tuple)) and data and not np.isscalar(data[0]) and \
             isinstance(data[0], (np.ndarray, list, tuple)) and len(names) > 1:
         arrays = [np.asarray(a) for a in data]
+    elif isinstance(data, (list, tuple)) and len(data) == 1 and isinstance(data[0], np.ndarray):
+        arrays = [data[0]]  # a list of one array for a model with one input (or output), as Keras takes
     else:
         arrays = [np.asarray(data)]
     if len(arrays) != len(names):

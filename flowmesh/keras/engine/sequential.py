@@ -89,19 +89,13 @@ class Sequential(Model):
         return x
 
     def get_config(self) -> dict[str, Any]:
-        from flowmesh.keras.saving.model_config import layer_config
+        """tf-keras's layout: an ``InputLayer`` entry (when built), then the layers."""
+        from flowmesh.keras.saving.model_config import sequential_config
 
-        return {"name": self.name, "layers": [layer_config(layer) for layer in self._seq_layers],
-                "batch_input_shape": tuple(self.inputs[0].shape.as_list()) if self.inputs else None}
+        return sequential_config(self)
 
     @classmethod
     def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Sequential:
-        from flowmesh.keras.saving.model_config import layer_from_config
+        from flowmesh.keras.saving.model_config import sequential_from_config
 
-        model = cls(name=config.get("name"))
-        layers = [layer_from_config(c, custom_objects) for c in config["layers"]]
-        if layers and config.get("batch_input_shape") is not None and layers[0]._batch_input_shape is None:
-            layers[0]._batch_input_shape = tuple(config["batch_input_shape"])
-        for layer in layers:
-            model.add(layer)
-        return model
+        return sequential_from_config(config, custom_objects)

@@ -1,11 +1,11 @@
-"""``model.save(path)`` / ``tf.keras.models.load_model(path)``: one HDF5 file.
+"""``model.save(path)`` / ``tf.keras.models.load_model(path)``: one HDF5 file in
+tf-keras's layout, so files move between flowmesh and TensorFlow's Keras 2 both ways.
 
-Root attributes: ``model_config`` (JSON of ``model_config.model_config``: layer classes,
-their configs and, for functional models, the layer calls), ``training_config`` (JSON:
-optimizer class and config, loss, metrics, loss weights; when compiled),
-``backend``/``keras_version``; group ``model_weights``: the weights in Keras 2's layout
-(``weights_io``). Optimizer slots (momenta, Adam moments) are not saved: a loaded model
-resumes training with fresh optimizer state.
+Root attributes: ``model_config`` (JSON, ``model_config.model_config``: tf-keras's
+Sequential/Functional architecture), ``training_config`` (JSON: ``optimizer_config``,
+``loss``, ``metrics``, ``loss_weights``...; when compiled), ``backend``/``keras_version``;
+group ``model_weights``: the weights (``weights_io``); group ``optimizer_weights``: the
+optimizer's state (``optimizer_weights``), restored when the loaded model trains.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from flowmesh.keras import losses, optimizers
-from flowmesh.keras.saving import model_config, weights_io
+from flowmesh.keras.saving import model_config, optimizer_weights, weights_io
 
 
 def _json_default(value: Any) -> Any:
@@ -42,8 +42,11 @@ def _training_config(model: Any) -> dict[str, Any] | None:
     else:
         loss = losses.serialize(losses.get(loss))
     metrics = [name for specs in compiled.metric_specs[:1] for name, _ in specs]
-    return {"optimizer_config": optimizers.serialize(compiled.optimizer), "loss": loss,
-            "metrics": sorted(set(metrics), key=metrics.index), "loss_weights": compiled.loss_weights}
+    weights = compiled.loss_weights
+    return {"loss": loss, "metrics": sorted(set(metrics), key=metrics.index),
+            "loss_weights": None if all(w == 1.0 for w in weights) else weights,
+            "sample_weight_mode": None, "weighted_metrics": None,
+            "optimizer_config": optimizers.serialize(compiled.optimizer)}
 
 
 def save_model(model: Any, filepath: str, include_optimizer: bool = True) -> None:
@@ -61,6 +64,9 @@ def save_model(model: Any, filepath: str, include_optimizer: bool = True) -> Non
         if training is not None:
             f.attrs["training_config"] = json.dumps(training, default=_json_default).encode("utf8")
         weights_io.save_weights_to_group(f.create_group("model_weights"), weights_io._model_layers(model))
+        if training is not None and not optimizer_weights.save(f.create_group("optimizer_weights"),
+                                                              model._compiled.optimizer):
+            del f["optimizer_weights"]
 
 
 def load_model(filepath: str, custom_objects: dict | None = None, compile: bool = True) -> Any:  # noqa: A002
@@ -80,13 +86,44 @@ def load_model(filepath: str, custom_objects: dict | None = None, compile: bool 
         model = model_config.model_from_config(config, custom_objects)
         weights_io.load_weights_from_group(f["model_weights"], weights_io._model_layers(model))
         training = f.attrs.get("training_config")
+        state = optimizer_weights.read(f["optimizer_weights"]) if "optimizer_weights" in f else None
     if training is not None and compile:
         training = json.loads(training.decode("utf8") if isinstance(training, bytes) else training)
         loss = training["loss"]
-        model.compile(optimizer=optimizers.deserialize(training["optimizer_config"]),
-                      loss=_deserialize_loss(loss, custom_objects), metrics=training["metrics"] or None,
-                      loss_weights=training["loss_weights"])
+        model.compile(optimizer=_deserialize_optimizer(training["optimizer_config"]),
+                      loss=_deserialize_loss(loss, custom_objects), metrics=_metric_names(training.get("metrics")),
+                      loss_weights=training.get("loss_weights"))
+        model.optimizer._pending_weights = state  # assigned once fit builds the slots
     return model
+
+
+def _deserialize_optimizer(config: dict[str, Any]) -> Any:
+    """A Keras optimizer from flowmesh's or tf-keras's ``optimizer_config``.
+
+    Raises:
+        ValueError: a learning-rate schedule (flowmesh's Keras optimizers take a number).
+    """
+    body = {k: v for k, v in config.get("config", {}).items() if k not in ("is_legacy_optimizer", "jit_compile")}
+    name = config["class_name"].split(">")[-1]
+    if isinstance(body.get("learning_rate"), dict):
+        raise ValueError(f"The saved {name} optimizer has a learning-rate schedule "
+                         f"({body['learning_rate'].get('class_name')}), which flowmesh's Keras optimizers do "
+                         "not take: load with compile=False and compile with a LearningRateScheduler callback")
+    return optimizers.deserialize({"class_name": name, "config": body})
+
+
+def _metric_names(metrics: Any) -> Any:
+    """tf-keras writes metric names, per-output lists of them, or serialized metric
+    objects; flowmesh compiles with their names."""
+    if not metrics:
+        return None
+    flat = []
+    for item in metrics:
+        for entry in item if isinstance(item, list) else [item]:
+            if isinstance(entry, dict):
+                entry = entry.get("config", {}).get("name") or entry.get("class_name")
+            flat.append(entry)
+    return flat
 
 
 def _deserialize_loss(loss: Any, custom_objects: dict | None) -> Any:
