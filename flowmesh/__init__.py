@@ -514,6 +514,16 @@ from flowmesh.framework_flags import (
     enable_v2_tensorshape,
 )
 from flowmesh.ops.bitcast_ops import bitcast
+from flowmesh.core.dtypes import QUANTIZED_DTYPES, qint8, qint16, qint32, quint8, quint16
+from flowmesh.ops.fake_quant_ops import (
+    fake_quant_with_min_max_args,
+    fake_quant_with_min_max_args_gradient,
+    fake_quant_with_min_max_vars,
+    fake_quant_with_min_max_vars_gradient,
+    fake_quant_with_min_max_vars_per_channel,
+    fake_quant_with_min_max_vars_per_channel_gradient,
+)
+from flowmesh.ops.quantize_ops import dequantize, quantize, quantize_v2, quantized_concat
 from flowmesh.ops.custom_gradient import custom_gradient, grad_pass_through, recompute_grad
 from flowmesh.ops.gradient_tape import GradientTape
 from flowmesh.ops.module import Module

@@ -1,9 +1,12 @@
 # ruff: noqa: F401 - a namespace module: every import is a re-export
 """``tf.dtypes``: the dtype objects, ``as_dtype``, ``cast`` and ``saturate_cast``.
 
-TensorFlow's quantized dtypes (``qint8`` ...) are not supported (stand-ins that raise)."""
+The quantized dtypes (``qint8 quint8 qint16 quint16 qint32``, ``QUANTIZED_DTYPES``) are
+held as integers of the same width; ``tf.quantize``/``tf.dequantize`` convert to and from
+float."""
 
 from flowmesh.core.dtypes import (
+    QUANTIZED_DTYPES,
     DType,
     as_dtype,
     bfloat16,
@@ -19,6 +22,11 @@ from flowmesh.core.dtypes import (
     int16,
     int32,
     int64,
+    qint8,
+    qint16,
+    qint32,
+    quint8,
+    quint16,
     resource,
     string,
     uint8,
@@ -30,10 +38,3 @@ from flowmesh.core.dtypes import (
 from flowmesh.ops.cast_ops import cast, saturate_cast
 from flowmesh.ops.complex_ops import complex
 from flowmesh.ops.string_ops import as_string
-from flowmesh.unsupported import QUANTIZED, unsupported
-
-qint8 = unsupported("dtypes.qint8", QUANTIZED)
-qint16 = unsupported("dtypes.qint16", QUANTIZED)
-qint32 = unsupported("dtypes.qint32", QUANTIZED)
-quint8 = unsupported("dtypes.quint8", QUANTIZED)
-quint16 = unsupported("dtypes.quint16", QUANTIZED)

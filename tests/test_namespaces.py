@@ -17,7 +17,4 @@ def test_random_namespace_aliases():
 def test_dtypes_namespace():
     assert tf.dtypes.float32 is tf.float32 and tf.dtypes.as_dtype("int64") is tf.int64
     assert tf.dtypes.cast is tf.cast
-    import pytest
-
-    with pytest.raises(tf.errors.UnimplementedError, match="quantized"):
-        tf.dtypes.qint8()
+    assert tf.dtypes.qint8 is tf.qint8 and tf.qint8.is_quantized

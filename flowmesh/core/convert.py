@@ -172,6 +172,9 @@ def to_numpy(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
         raise TypeError(f"Failed to convert {value!r} to a {target.name} tensor (ragged or mixed).")
     if source.dtype.kind in "SU":
         raise TypeError(f"Expected {target.name}, got {value!r} of type 'str' instead.")
+    if target.is_quantized:  # held as the integer of the same width
+        source = source.view(source.dtype[0]) if source.dtype.fields else source
+        return source.astype(target.as_numpy_dtype[0])
     np_type = target.as_numpy_dtype
     converted = source.astype(np_type)
     if target.is_integer or target.is_bool:

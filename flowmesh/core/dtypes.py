@@ -73,6 +73,11 @@ class DType:
         return self._kind == "c"
 
     @property
+    def is_quantized(self) -> bool:
+        """True for ``qint8 quint8 qint16 quint16 qint32`` (integers with a float range)."""
+        return self._kind == "q"
+
+    @property
     def is_numeric(self) -> bool:
         return self._kind in "fiuc"
 
@@ -143,10 +148,18 @@ complex128 = DType("complex128", np.complex128, "c", 16, 18)
 string = DType("string", object, "s", 0, 7)
 resource = DType("resource", object, "r", 0, 20)
 variant = DType("variant", object, "r", 0, 21)
+# Quantized integers: stored as the integer of the same width, fetched as TensorFlow's
+# structured NumPy dtype (``[("qint8", "i1")]``).
+qint8 = DType("qint8", np.dtype([("qint8", np.int8)]), "q", 1, 11)
+quint8 = DType("quint8", np.dtype([("quint8", np.uint8)]), "q", 1, 12)
+qint32 = DType("qint32", np.dtype([("qint32", np.int32)]), "q", 4, 13)
+qint16 = DType("qint16", np.dtype([("qint16", np.int16)]), "q", 2, 15)
+quint16 = DType("quint16", np.dtype([("quint16", np.uint16)]), "q", 2, 16)
+QUANTIZED_DTYPES = frozenset({qint8, quint8, qint16, quint16, qint32})
 
 ALL_DTYPES: tuple[DType, ...] = (
     float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32,
-    uint64, bool, complex64, complex128, string, resource, variant,
+    uint64, bool, complex64, complex128, string, resource, variant, qint8, quint8, qint16, quint16, qint32,
 )
 _BY_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64})

@@ -31,11 +31,16 @@ TORCH_DTYPES: dict[dtypes.DType, torch.dtype] = {
     dtypes.complex128: torch.complex128,
 }
 FLOWMESH_DTYPES: dict[torch.dtype, dtypes.DType] = {v: k for k, v in TORCH_DTYPES.items()}
+# Quantized dtypes are held as the integers of the same width (not in FLOWMESH_DTYPES).
+QUANTIZED_STORAGE: dict[dtypes.DType, torch.dtype] = {
+    dtypes.qint8: torch.int8, dtypes.quint8: torch.uint8, dtypes.qint16: torch.int16,
+    dtypes.quint16: torch.uint16, dtypes.qint32: torch.int32,
+}
 
 
 def torch_dtype(dtype: dtypes.DType) -> torch.dtype:
     try:
-        return TORCH_DTYPES[dtype]
+        return TORCH_DTYPES[dtype] if not dtype.is_quantized else QUANTIZED_STORAGE[dtype]
     except KeyError:
         raise TypeError(f"dtype {dtype.name} has no torch equivalent") from None
 
@@ -51,6 +56,10 @@ def to_torch(array: Any, dtype: dtypes.DType, device: torch.device | None = None
         out = array
     else:
         array = np.asarray(array)
+        if dtype.is_quantized:
+            array = (array.view(array.dtype[0]) if array.dtype.fields else array).astype(
+                dtype.as_numpy_dtype[0])
+            dtype = dtypes.as_dtype(array.dtype)
         if dtype == dtypes.bfloat16:
             out = torch.from_numpy(np.ascontiguousarray(array.astype(np.float32))).to(torch.bfloat16)
         else:
@@ -86,6 +95,8 @@ def to_numpy(value: Any, dtype: dtypes.DType | None = None, copy: bool = True) -
             array = tensor.numpy()
         if copy:
             array = array.copy()
+        if dtype is not None and dtype.is_quantized:  # TensorFlow's structured NumPy dtype
+            array = array.view(dtype.as_numpy_dtype)
         return array[()] if array.ndim == 0 else array
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
