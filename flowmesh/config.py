@@ -75,7 +75,10 @@ FLOWMESH_FUSED_RNN              1        1: ``dynamic_rnn`` of an LSTM whose mat
                                          one fused op; 0: always the ``While`` loop.
 FLOWMESH_MAX_CONNECTIONS        256      Most data-plane connections a server accepts at
                                          once (one thread each; unauthenticated ones close
-                                         after a 10 s handshake deadline).
+                                         after the handshake deadline). Also the rendezvous
+                                         store's limit.
+FLOWMESH_HANDSHAKE_TIMEOUT_S    10.0     Seconds a data-plane or rendezvous-store
+                                         connection has to complete its handshake.
 FLOWMESH_ORPHAN_TENSOR_S        30.0     Tensors pushed for a step this task never runs are
                                          dropped after this many seconds.
 FLOWMESH_SESSION_GC_S           0        A master closes sessions unused this long (seconds;
@@ -203,6 +206,8 @@ TF_ENABLE_ONEDNN_OPTS = Setting("TF_ENABLE_ONEDNN_OPTS", "", str,
                                 "0 disables TensorFlow's oneDNN kernels")
 
 MAX_CONNECTIONS = Setting("FLOWMESH_MAX_CONNECTIONS", 256, int, "most inbound data-plane connections")
+HANDSHAKE_TIMEOUT_S = Setting("FLOWMESH_HANDSHAKE_TIMEOUT_S", 10.0, float,
+                              "seconds to complete a connection's handshake")
 ORPHAN_TENSOR_S = Setting("FLOWMESH_ORPHAN_TENSOR_S", 30.0, float,
                           "seconds before tensors of a step nobody runs are dropped")
 SESSION_GC_S = Setting("FLOWMESH_SESSION_GC_S", 0.0, float, "seconds before an unused session closes")

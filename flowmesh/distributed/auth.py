@@ -25,10 +25,13 @@ runs without MACs; a side that has a secret refuses a peer that has none. See
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import secrets
 import socket
+import time
+from collections.abc import Iterator
 from typing import Any
 
 from flowmesh import config as _config
@@ -38,7 +41,6 @@ from flowmesh.errors import DataLossError, OpError, ResourceExhaustedError, Unau
 
 TOKEN_METADATA = "flowmesh-token"
 HANDSHAKE_LIMIT = 4096  # bytes of meta a handshake frame may announce
-HANDSHAKE_TIMEOUT_S = 10.0
 _NONCE_BYTES = 16
 _TOKEN_LABEL = b"flowmesh grpc token v1"
 
@@ -121,6 +123,11 @@ def _refuse(sock: socket.socket, exc: OpError) -> None:
         pass
 
 
+def handshake_timeout_s() -> float:
+    """Seconds a connection has to complete its handshake (``FLOWMESH_HANDSHAKE_TIMEOUT_S``)."""
+    return _config.HANDSHAKE_TIMEOUT_S.get()
+
+
 def refuse_busy(sock: socket.socket, limit: int, what: str) -> None:
     """Closes a connection accepted beyond the connection limit, first telling the dialer
     why in one small ``ERROR`` frame (sent without blocking: a dialer that does not read
@@ -138,8 +145,8 @@ def refuse_busy(sock: socket.socket, limit: int, what: str) -> None:
         sock.close()
 
 
-def accept(sock: socket.socket, reader: FrameReader, auth: ClusterAuth, hello: dict[str, Any],
-           what: str) -> dict[str, Any]:
+def _accept(sock: socket.socket, reader: FrameReader, auth: ClusterAuth, hello: dict[str, Any],
+            what: str) -> dict[str, Any]:
     """The accepting side: challenge, check the dialer's proof, prove ourselves.
 
     Returns:
@@ -169,8 +176,8 @@ def accept(sock: socket.socket, reader: FrameReader, auth: ClusterAuth, hello: d
     return peer_hello
 
 
-def dial(sock: socket.socket, reader: FrameReader, auth: ClusterAuth, hello: dict[str, Any],
-         what: str) -> dict[str, Any]:
+def _dial(sock: socket.socket, reader: FrameReader, auth: ClusterAuth, hello: dict[str, Any],
+          what: str) -> dict[str, Any]:
     """The dialing side: answer the challenge, check the acceptor's proof.
 
     Returns:
@@ -200,3 +207,35 @@ def dial(sock: socket.socket, reader: FrameReader, auth: ClusterAuth, hello: dic
             None, None, f"The data plane at {what} did not prove it knows this job's cluster "
             "secret (a server of another job, or one started without the secret)")
     return reply
+
+
+def accept(sock: socket.socket, reader: FrameReader, auth: ClusterAuth, hello: dict[str, Any],
+           what: str) -> dict[str, Any]:
+    """The accepting side of the handshake (:func:`_accept`), all of it within
+    ``FLOWMESH_HANDSHAKE_TIMEOUT_S`` (a peer that dribbles bytes gets ``TimeoutError``).
+
+    Returns:
+        The dialer's HELLO meta (``peer``, ``host``, ``shm``).
+    """
+    with _deadline(reader):
+        return _accept(sock, reader, auth, hello, what)
+
+
+def dial(sock: socket.socket, reader: FrameReader, auth: ClusterAuth, hello: dict[str, Any],
+         what: str) -> dict[str, Any]:
+    """The dialing side of the handshake (:func:`_dial`), within the same deadline.
+
+    Returns:
+        The acceptor's HELLO meta (``peer``, ``host``, ``shm``).
+    """
+    with _deadline(reader):
+        return _dial(sock, reader, auth, hello, what)
+
+
+@contextlib.contextmanager
+def _deadline(reader: FrameReader) -> Iterator[None]:
+    reader.deadline = time.monotonic() + handshake_timeout_s()
+    try:
+        yield
+    finally:
+        reader.deadline = None

@@ -108,12 +108,12 @@ class Connection:
             UnauthenticatedError / DataLossError / OSError: the peer was refused.
         """
         step = _auth.accept if self.accepted else _auth.dial
-        self.sock.settimeout(_auth.HANDSHAKE_TIMEOUT_S)
+        self.sock.settimeout(_auth.handshake_timeout_s())
         try:
             meta = step(self.sock, self._frames, self.plane.auth, self.plane.hello(), self.address)
         except TimeoutError:
             raise ConnectionError("no data-plane handshake within "
-                                  f"{_auth.HANDSHAKE_TIMEOUT_S:g} s") from None
+                                  f"{_auth.handshake_timeout_s():g} s") from None
         finally:
             if self._closed is None:
                 self.sock.settimeout(None)

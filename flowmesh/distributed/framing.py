@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 
 RECV_CHUNK = 256 * 1024
 _IOV_MAX = 512
@@ -42,10 +43,21 @@ class FrameReader:
 
     def __init__(self, sock: socket.socket):
         self._sock = sock
+        # a monotonic time by which every read must be done (handshakes: a peer that
+        # dribbles bytes cannot hold the connection past it); None: no deadline
+        self.deadline: float | None = None
         self._buf = bytearray(RECV_CHUNK)
         self._view = memoryview(self._buf)
         self._start = 0
         self._end = 0
+
+    def _recv_into(self, view: memoryview) -> int:
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the read's deadline passed")
+            self._sock.settimeout(left)
+        return self._sock.recv_into(view)
 
     def buffered(self) -> int:
         """Bytes already received but not yet consumed."""
@@ -58,7 +70,7 @@ class FrameReader:
             n = self._end - self._start
             self._buf[:n] = self._buf[self._start:self._end]
             self._start, self._end = 0, n
-        got = self._sock.recv_into(self._view[self._end:])
+        got = self._recv_into(self._view[self._end:])
         if got == 0:
             raise ConnectionError("peer closed the connection")
         self._end += got
@@ -85,7 +97,7 @@ class FrameReader:
             self._start += have
         pos = have
         while pos < n:
-            got = self._sock.recv_into(target[pos:])
+            got = self._recv_into(target[pos:])
             if got == 0:
                 raise ConnectionError("peer closed the connection")
             pos += got

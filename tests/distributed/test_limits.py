@@ -213,11 +213,13 @@ def test_400_leaked_sessions_are_reclaimed_by_session_expiry():
 
 
 @pytest.mark.timeout(60)
-def test_connections_past_the_cap_are_refused_with_the_reason(tmp_path):
+def test_connections_past_the_cap_are_refused_and_dribbling_peers_are_cut_at_the_deadline(
+        tmp_path):
     path = tmp_path / "secret"
     path.write_text("s" * 64)
     path.chmod(0o600)
-    env = {"FLOWMESH_CLUSTER_SECRET_FILE": str(path), "FLOWMESH_MAX_CONNECTIONS": "4"}
+    env = {"FLOWMESH_CLUSTER_SECRET_FILE": str(path), "FLOWMESH_MAX_CONNECTIONS": "4",
+           "FLOWMESH_HANDSHAKE_TIMEOUT_S": "1"}
     with LocalCluster({"ps": 1}, env=env) as cluster:
         job = ClusterAuth(b"s" * 64)
         rpc = RpcClient(cluster.address("ps", 0), "ps", auth=job)
@@ -232,10 +234,14 @@ def test_connections_past_the_cap_are_refused_with_the_reason(tmp_path):
             with pytest.raises(tf.errors.UnavailableError, match="4 connections open.*"
                                "FLOWMESH_MAX_CONNECTIONS"):
                 plane.connection(data, timeout=10)
-            for sock in idle:
-                sock.close()
+            # peers without the secret that dribble a byte of their header every 0.5 s (no
+            # single read waits 1 s; the header would take 10 s) lose the connection at
+            # the handshake's deadline
+            held_s = _dribble_until_closed(idle)
+            print(f"4 dribbling peers cut after {max(held_s):.1f} s (deadline 1 s)")
+            assert max(held_s) < 1 + 3, held_s
             deadline = time.monotonic() + 10
-            while True:  # the server notices the closed connections, then lets a member in
+            while True:  # the slots are free again: a member gets in
                 try:
                     plane.connection(data, timeout=10)
                     break
@@ -244,3 +250,33 @@ def test_connections_past_the_cap_are_refused_with_the_reason(tmp_path):
                     time.sleep(0.05)
         finally:
             plane.close()
+            for sock in idle:
+                sock.close()
+
+
+def _dribble_until_closed(socks: list[socket.socket], limit_s: float = 15.0) -> list[float]:
+    """Sends one header byte per socket every 0.5 s until the server closed each one;
+    returns how long each stayed open."""
+    for sock in socks:
+        sock.setblocking(False)
+    started = time.monotonic()
+    held: dict[int, float] = {}
+    sent = 0
+    while len(held) < len(socks) and time.monotonic() - started < limit_s:
+        for i, sock in enumerate(socks):
+            if i in held:
+                continue
+            try:
+                if sock.recv(64) == b"":
+                    held[i] = time.monotonic() - started  # closed by the server
+                    continue
+            except BlockingIOError:
+                pass
+            except OSError:
+                held[i] = time.monotonic() - started
+                continue
+            if sent < wire.HEADER.size - 1:  # the header never completes
+                sock.send(wire.MAGIC[sent % 4:sent % 4 + 1])
+        sent += 1
+        time.sleep(0.5)
+    return [held.get(i, limit_s) for i in range(len(socks))]

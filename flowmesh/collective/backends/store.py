@@ -9,8 +9,9 @@ counts in ASCII decimal, ``compare_set``), and speaks the data plane's framing:
 
 * A connection opens with the data plane's challenge-response (``flowmesh.distributed.
   auth``) under the job's cluster secret. Until it succeeded the server reads nothing but
-  handshake frames of at most 4 KB (10 s to complete it), so a peer without the secret
-  can neither read nor write a key, nor learn whether one exists.
+  handshake frames of at most 4 KB (``FLOWMESH_HANDSHAKE_TIMEOUT_S`` to complete it), so
+  a peer without the secret can neither read nor write a key, nor learn whether one
+  exists.
 * Then each request is one ``REQUEST`` frame ``{"id", "m": op, "a": [args]}`` (msgpack,
   no pickle), answered by one ``RESPONSE`` frame ``{"id", "r": result, "e": error}``.
   Blocking calls (``get``, ``wait``) wait on the server, bounded by the client's timeout.
@@ -181,7 +182,7 @@ class StoreServer:
         what = f"a rendezvous store client of {self.host}:{self.port}"
         try:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            conn.settimeout(_auth.HANDSHAKE_TIMEOUT_S)
+            conn.settimeout(_auth.handshake_timeout_s())
             reader = FrameReader(conn)
             _auth.accept(conn, reader, self._auth, {"peer": _SERVER_PEER}, what)
             conn.settimeout(None)
@@ -273,7 +274,7 @@ class StoreClient(dist.Store):
         self._finalizer = weakref.finalize(self, _close, self._sock, server)
         try:
             self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self._sock.settimeout(max(timeout_s, _auth.HANDSHAKE_TIMEOUT_S))
+            self._sock.settimeout(max(timeout_s, _auth.handshake_timeout_s()))
             self._reader = FrameReader(self._sock)
             _auth.dial(self._sock, self._reader, auth, {"peer": _CLIENT_PEER},
                        f"the rendezvous store at {host}:{port}")
