@@ -375,6 +375,7 @@ from flowmesh.ops.sparse_tf1 import (  # noqa: F401 - TF1's top-level sparse_* s
     sparse_softmax, sparse_split, sparse_tensor_dense_matmul, sparse_to_indicator, sparse_transpose)
 from flowmesh.ops.decode_ops import decode_csv, decode_raw
 from flowmesh.ops.byte_decode_ops import decode_compressed, decode_json_example
+from flowmesh.ops.string_hash_ops import string_to_hash_bucket, string_to_hash_bucket_strong
 from flowmesh.ops.sparse_serialize_ops import (
     deserialize_many_sparse,
     serialize_many_sparse,

@@ -78,6 +78,8 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     special_math_ops,
     stateless_random_more_ops,
     strided_slice_ops,
+    string_hash_ops,
+    string_ngrams_ops,
     string_ops,
     string_split_ops,
     summary_media_ops,
@@ -85,6 +87,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     svd_qr_ops,
     time_ops,
     training_ops,
+    unicode_ops,
     unigram_sampling_ops,
     while_loop,
 )
