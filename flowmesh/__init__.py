@@ -490,7 +490,10 @@ from flowmesh.protos.graph import AttrValue, GraphDef, NameAttrList, NodeDef, Ve
 from flowmesh.protos.meta_graph import MetaGraphDef
 from flowmesh.protos.tensor import TensorProto, TensorShapeProto
 # tf.linalg / tf.math / tf.signal names TensorFlow also puts at the top level
-from flowmesh.ops.fftnd_ops import fftnd, ifftnd, irfftnd, rfftnd
+from flowmesh.ops.fftnd_ops import raw_fftnd as fftnd
+from flowmesh.ops.fftnd_ops import raw_ifftnd as ifftnd
+from flowmesh.ops.fftnd_ops import raw_irfftnd as irfftnd
+from flowmesh.ops.fftnd_ops import raw_rfftnd as rfftnd
 from flowmesh.ops.incomplete_special_ops import betainc, igamma, igammac, zeta
 from flowmesh.ops.matrix_function_ops import sqrtm as matrix_square_root
 from flowmesh.ops.svd_qr_ops import qr, svd

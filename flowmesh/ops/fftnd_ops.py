@@ -128,3 +128,35 @@ def irfftnd(input_tensor: Any, fft_length: Any = None, axes: Any = None, norm: s
             name: str | None = None) -> Tensor:
     """The inverse of :func:`rfftnd`: a real tensor with ``fft_length`` sizes on ``axes``."""
     return _fftnd("IRFFTND", input_tensor, fft_length, axes, norm, name)
+
+
+# --- the raw ops, as TensorFlow exports them at the top level (``tf.fftnd`` ...) ------------------
+def raw_fftnd(input: Any, fft_length: Any, axes: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """``tf.fftnd``: the ``FFTND`` op (``fft_length`` and ``axes`` required)."""
+    return _fftnd("FFTND", input, fft_length, axes, None, name)
+
+
+def raw_ifftnd(input: Any, fft_length: Any, axes: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """``tf.ifftnd``: the ``IFFTND`` op."""
+    return _fftnd("IFFTND", input, fft_length, axes, None, name)
+
+
+def raw_rfftnd(input: Any, fft_length: Any, axes: Any, Tcomplex: Any = dtypes.complex64,  # noqa: A002, N803
+               name: str | None = None) -> Tensor:
+    """``tf.rfftnd``: the ``RFFTND`` op (``Tcomplex`` must match the input's precision)."""
+    _check_pair("rfftnd", input, Tcomplex, _COMPLEX)
+    return _fftnd("RFFTND", input, fft_length, axes, None, name)
+
+
+def raw_irfftnd(input: Any, fft_length: Any, axes: Any, Treal: Any = dtypes.float32,  # noqa: A002, N803
+                name: str | None = None) -> Tensor:
+    """``tf.irfftnd``: the ``IRFFTND`` op (``Treal`` must match the input's precision)."""
+    _check_pair("irfftnd", input, Treal, _REAL)
+    return _fftnd("IRFFTND", input, fft_length, axes, None, name)
+
+
+def _check_pair(op_name: str, x: Any, wanted: Any, mapping: dict) -> None:
+    t = convert_to_tensor(x)
+    if t.dtype in mapping and mapping[t.dtype] != dtypes.as_dtype(wanted):
+        raise TypeError(f"{op_name}: a {t.dtype.name} input gives {mapping[t.dtype].name}, "
+                        f"not the requested {dtypes.as_dtype(wanted).name}; cast the input first")

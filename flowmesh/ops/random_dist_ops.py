@@ -113,9 +113,14 @@ def _scaled(op_type: str, shape: Any, seed: Any, dtype: Any, scale: Any, offset:
 
 
 def stateless_random_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32,
-                             name: str | None = None) -> Tensor:
-    """Uniform values in ``[minval, maxval)``, a deterministic function of ``seed`` (shape [2])."""
+                             name: str | None = None, alg: Any = "auto_select") -> Tensor:
+    """Uniform values in ``[minval, maxval)``, a deterministic function of ``seed`` (shape [2]);
+    for integer dtypes with ``minval`` and ``maxval`` both None, over the dtype's whole range.
+    ``alg`` is accepted for compatibility (flowmesh has one stateless generator)."""
     dtype = dtypes.as_dtype(dtype)
+    if dtype.is_integer and minval is None and maxval is None:  # op defined in stateless_random_more_ops
+        with name_scope(name, "stateless_random_uniform", [shape, seed]):
+            return make_tensor("StatelessRandomUniformFullInt", [_shape_tensor(shape), _seed(seed)], {"dtype": dtype})
     if dtype.is_integer:
         if maxval is None:
             raise ValueError(f"Must specify maxval for integer dtype {dtype.name}")
@@ -130,13 +135,14 @@ def stateless_random_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any
 
 
 def stateless_random_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
-                            name: str | None = None) -> Tensor:
+                            name: str | None = None, alg: Any = "auto_select") -> Tensor:
     """Normal values, a deterministic function of ``seed``."""
     return _scaled("StatelessRandomNormal", shape, seed, dtype, stddev, mean, name or "stateless_random_normal")
 
 
 def stateless_truncated_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0,
-                               dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+                               dtype: Any = dtypes.float32, name: str | None = None,
+                               alg: Any = "auto_select") -> Tensor:
     """Normal values truncated at two standard deviations, a deterministic function of ``seed``."""
     return _scaled("StatelessTruncatedNormal", shape, seed, dtype, stddev, mean, name or "stateless_truncated_normal")
 

@@ -18,11 +18,13 @@ FFTND = [  # (flowmesh call, NumPy reference)
     (lambda: tf.signal.fftnd(Z), lambda: np.fft.fftn(Z)),
     (lambda: tf.fftnd(Z, fft_length=[5, 2], axes=[0, 2]), lambda: np.fft.fftn(Z, s=[5, 2], axes=[0, 2])),
     (lambda: tf.signal.ifftnd(Z, axes=[-1, 1], norm="ortho"), lambda: np.fft.ifftn(Z, axes=[-1, 1], norm="ortho")),
-    (lambda: tf.ifftnd(Z, fft_length=[3], axes=[2], norm="forward"),
+    (lambda: tf.signal.ifftnd(Z, fft_length=[3], axes=[2], norm="forward"),
      lambda: np.fft.ifftn(Z, s=[3], axes=[2], norm="forward")),
     (lambda: tf.signal.rfftnd(R, fft_length=[3, 6], axes=[1, 2], norm="forward"),
      lambda: np.fft.rfftn(R, s=[3, 6], axes=[1, 2], norm="forward")),
-    (lambda: tf.rfftnd(R.astype(np.float32)), lambda: np.fft.rfftn(R)),
+    (lambda: tf.signal.rfftnd(R.astype(np.float32)), lambda: np.fft.rfftn(R)),
+    (lambda: tf.rfftnd(R, [2, 3, 4], [0, 1, 2], Tcomplex=tf.complex128), lambda: np.fft.rfftn(R)),
+    (lambda: tf.ifftnd(Z, [2, 3], [1, 2]), lambda: np.fft.ifftn(Z, s=[2, 3], axes=[1, 2])),
     (lambda: tf.signal.irfftnd(Z), lambda: np.fft.irfftn(Z)),
     (lambda: tf.irfftnd(Z, fft_length=[4], axes=[1]), lambda: np.fft.irfftn(Z, s=[4], axes=[1])),
 ]
@@ -45,6 +47,8 @@ def test_fftnd_errors_name_the_problem():
             tf.signal.rfftnd(Z)
         with pytest.raises(ValueError, match="fft_length .* and axes"):
             tf.signal.fftnd(Z, fft_length=[2], axes=[0, 1])
+        with pytest.raises(TypeError, match="cast the input first"):
+            tf.rfftnd(R, [2], [0], Tcomplex=tf.complex64)
 
 
 SIGNAL = Input((2, 32))

@@ -35,7 +35,9 @@ def _draws(lib, config=None):
                    "truncated_param": lib.random.stateless_parameterized_truncated_normal(
                        [4000], [5, 6], means=1.0, stddevs=2.0, minvals=0.0, maxvals=3.0),
                    "split": lib.random.split(lib.constant([1, 2], lib.int64), 3),
-                   "fold_in": lib.random.fold_in(lib.constant([1, 2], lib.int64), 7)}
+                   "fold_in": lib.random.fold_in(lib.constant([1, 2], lib.int64), 7),
+                   "full_int": lib.random.stateless_uniform([2000], [1, 2], minval=None, maxval=None, dtype=lib.int32,
+                                                            alg="philox")}
         with lib.Session(graph=g, config=config) as sess:
             sess.run(lib.global_variables_initializer())
             first, second = sess.run(samples), sess.run(samples)
@@ -59,6 +61,7 @@ def test_generator_and_stateless_ops_match_tensorflows_distributions():
         assert abs(a.std() - b.std()) < 0.12 * b.std(), key
         assert a.min() >= b.min() - 0.5 * b.std() and a.max() <= b.max() + 0.5 * b.std(), key
     assert ours["uniform_int"].min() >= 2 and ours["uniform_int"].max() < 9
+    assert ours["full_int"].min() < -2**30 and ours["full_int"].max() > 2**30
     assert 0.0 <= ours["truncated_param"].min() and ours["truncated_param"].max() <= 3.0
     means = ours["stateless_binomial"].mean(axis=0)
     np.testing.assert_allclose(means, [3.0, 24.0], rtol=0.08)

@@ -327,6 +327,21 @@ class LinearOperator:
             dense = self._to_dense()
             return check_ops.assert_equal(dense, _adjoint_matrix(dense), message=f"{self.name} is not self-adjoint")
 
+    # --- tf.Module's surface (operators own no variables of their own) ----------------------
+    variables = property(lambda self: ())
+    trainable_variables = property(lambda self: ())
+    non_trainable_variables = property(lambda self: ())
+    submodules = property(lambda self: ())
+
+    @classmethod
+    def with_name_scope(cls, method: Any) -> Any:
+        """Decorator running ``method`` inside the operator's name scope."""
+        def wrapped(self: LinearOperator, *args: Any, **kwargs: Any) -> Any:
+            with self.name_scope(method.__name__):
+                return method(self, *args, **kwargs)
+
+        return wrapped
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
 

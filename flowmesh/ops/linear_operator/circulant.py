@@ -57,6 +57,29 @@ class _BaseCirculant(LinearOperator):
     def block_shape(self) -> TensorShape:
         return TensorShape(self._block_shape)
 
+    def block_shape_tensor(self) -> Tensor:
+        """The block sizes ``[N0 (, N1 (, N2))]`` (int32)."""
+        return convert_to_tensor(self._block_shape, dtype=dtypes.int32)
+
+    def convolution_kernel(self, name: str = "convolution_kernel") -> Tensor:
+        """The kernel ``ifft(spectrum)`` (the first column of ``A`` in block shape)."""
+        with self.name_scope(name):
+            kernel = _TRANSFORMS[self.block_depth][1](self._spectrum)
+            return kernel if self.dtype.is_complex else math_ops.cast(real(kernel), self.dtype)
+
+    def assert_hermitian_spectrum(self, name: str = "assert_hermitian_spectrum") -> Any:
+        """An op failing unless the spectrum is Hermitian (``A`` real): the kernel's
+        imaginary parts vanish (to 100 ulp of the spectrum's size)."""
+        from flowmesh.ops import check_ops
+        from flowmesh.ops.complex_ops import imag
+
+        with self.name_scope(name):
+            kernel = _TRANSFORMS[self.block_depth][1](self._spectrum)
+            scale = reduction_ops.reduce_max(math_ops.abs(self._spectrum))
+            eps = 1e-5 if self._spectrum.dtype == dtypes.complex64 else 1e-12
+            return check_ops.assert_less_equal(math_ops.abs(imag(kernel)), eps * (1.0 + scale),
+                                               message=f"{self.name}: spectrum is not Hermitian")
+
     def _shape(self) -> TensorShape:
         n = math.prod(self._block_shape)
         return self._spectrum.shape[:-self.block_depth].concatenate([n, n])

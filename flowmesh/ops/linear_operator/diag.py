@@ -32,6 +32,8 @@ class LinearOperatorDiag(LinearOperator):
         super().__init__(self._diag.dtype, None, is_non_singular, is_self_adjoint, is_positive_definite,
                          True, name, {"diag": diag})
 
+    diag = property(lambda self: self._diag)
+
     def _shape(self) -> TensorShape:
         if self._diag.shape.rank is None:
             return TensorShape(None)

@@ -23,6 +23,8 @@ class LinearOperatorFullMatrix(LinearOperator):
         super().__init__(self._matrix.dtype, None, is_non_singular, is_self_adjoint, is_positive_definite,
                          is_square, name, {"matrix": matrix})
 
+    matrix = property(lambda self: self._matrix)
+
     def _shape(self) -> TensorShape:
         return self._matrix.shape
 

@@ -40,6 +40,9 @@ class LinearOperatorToeplitz(LinearOperator):
         super().__init__(self._col.dtype, None, is_non_singular, is_self_adjoint, is_positive_definite, True, name,
                          {"col": col, "row": row})
 
+    col = property(lambda self: self._col)
+    row = property(lambda self: self._row)
+
     def _shape(self) -> TensorShape:
         batch = TensorShape(None) if self._col.shape.rank is None else self._col.shape[:-1]
         return batch.concatenate([self._n, self._n])
@@ -174,6 +177,17 @@ class LinearOperatorLowRankUpdate(LinearOperator):
     u = property(lambda self: self._u)
     v = property(lambda self: self._v)
     diag_update = property(lambda self: self._diag)
+    is_diag_update_positive = property(lambda self: self._parameters["is_diag_update_positive"])
+
+    @property
+    def diag_operator(self) -> LinearOperator:
+        """``D`` as an operator (the identity when no ``diag_update`` was given)."""
+        from flowmesh.ops.linear_operator.diag import LinearOperatorDiag
+        from flowmesh.ops.linear_operator.identity import LinearOperatorIdentity
+
+        if self._diag is None:
+            return LinearOperatorIdentity(array_ops.shape(self._u)[-1], dtype=self.dtype)
+        return LinearOperatorDiag(self._diag, is_positive_definite=self.is_diag_update_positive)
 
     def _shape(self) -> TensorShape:
         return self._base.shape

@@ -27,6 +27,8 @@ class LinearOperatorLowerTriangular(LinearOperator):
         super().__init__(self._tril.dtype, None, is_non_singular, is_self_adjoint, is_positive_definite,
                          True, name, {"tril": tril})
 
+    tril = property(lambda self: self._tril)
+
     def _shape(self) -> TensorShape:
         return self._tril.shape
 
