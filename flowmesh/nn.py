@@ -19,6 +19,7 @@ from flowmesh.ops.ctc_ops import ctc_loss, ctc_loss_v2
 from flowmesh.ops.depthwise_conv_ops import depthwise_conv2d, depthwise_conv2d_native, separable_conv2d
 from flowmesh.ops.embedding_ops import embedding_lookup
 from flowmesh.ops.embedding_sparse_ops import embedding_lookup_sparse, safe_embedding_lookup_sparse
+from flowmesh.ops.fractional_pool_ops import fractional_avg_pool, fractional_max_pool
 from flowmesh.ops.math_ops import sigmoid, tanh
 from flowmesh.ops.nn_atrous_ops import atrous_conv2d_transpose, with_space_to_batch
 from flowmesh.ops.nn_conv3d_ops import conv3d, conv3d_backprop_filter, conv3d_transpose
@@ -111,6 +112,7 @@ from flowmesh.rnn import (
 )
 
 __all__ = [
+    "fractional_avg_pool", "fractional_max_pool",
     "fixed_unigram_candidate_sampler", "learned_unigram_candidate_sampler",
     "embedding_lookup_sparse", "safe_embedding_lookup_sparse",
     "collapse_repeated", "ctc_beam_search_decoder", "ctc_beam_search_decoder_v2",

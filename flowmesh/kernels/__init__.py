@@ -30,6 +30,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     fft_ops,
     fftnd_ops,
     file_io_ops,
+    fractional_pool_ops,
     gather_ops,
     hint_ops,
     image_codec,

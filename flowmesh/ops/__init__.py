@@ -33,6 +33,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     fft_ops,
     file_io_ops,
     functional_ops,
+    fractional_pool_ops,
     gather_ops,
     hint_ops,
     image_decode_ops,
