@@ -518,6 +518,8 @@ from flowmesh.framework_flags import (
     enable_v2_tensorshape,
 )
 from flowmesh.ops.bitcast_ops import bitcast
+from flowmesh.core.type_spec import IndexedSlicesSpec, NoneTensorSpec, OptionalSpec, TensorArraySpec, TypeSpec
+from flowmesh.type_specs import type_spec_from_value
 from flowmesh.core.dtypes import QUANTIZED_DTYPES, qint8, qint16, qint32, quint8, quint16
 from flowmesh.ops.fake_quant_ops import (
     fake_quant_with_min_max_args,

@@ -175,3 +175,41 @@ INTERNAL = 13
 UNAVAILABLE = 14
 DATA_LOSS = 15
 UNAUTHENTICATED = 16
+
+
+# --- traceback filtering (tf.debugging.enable_traceback_filtering) ---------------------------
+_FILTER_TRACEBACKS = [True]
+_PACKAGE_DIR = __file__.rsplit("/", 1)[0] + "/"
+
+
+def enable_traceback_filtering() -> None:
+    """Errors raised by ``Session.run`` show only the frames outside flowmesh's own code
+    (TensorFlow's default, ``tf.debugging.enable_traceback_filtering``)."""
+    _FILTER_TRACEBACKS[0] = True
+
+
+def disable_traceback_filtering() -> None:
+    """Errors keep every frame, flowmesh's internals included."""
+    _FILTER_TRACEBACKS[0] = False
+
+
+def is_traceback_filtering_enabled() -> bool:
+    """Whether :func:`enable_traceback_filtering` is in effect."""
+    return _FILTER_TRACEBACKS[0]
+
+
+def filter_traceback(tb: Any) -> Any:
+    """``tb`` without the frames of flowmesh's own files (when filtering is enabled)."""
+    if not _FILTER_TRACEBACKS[0]:
+        return tb
+    import types
+
+    frames = []
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+            frames.append((tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
+        tb = tb.tb_next
+    filtered = None
+    for frame, lasti, lineno in reversed(frames):
+        filtered = types.TracebackType(filtered, frame, lasti, lineno)
+    return filtered

@@ -37,6 +37,8 @@ _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\-/>]*$")
 _PACKAGE_DIR = __file__.rsplit("/core/", 1)[0]
 
 
+CHECK_NUMERICS = [False]  # set by tf.debugging.enable_check_numerics / disable_check_numerics
+
 class Graph:
     """A TensorFlow 1.x style dataflow graph.
 
@@ -413,6 +415,8 @@ class Graph:
         self._check_not_finalized()
         op_def = registry.get_op_def(op_type)
         attrs = dict(attrs or {})
+        if CHECK_NUMERICS[0]:  # tf.debugging.enable_check_numerics: the kernel checks its outputs
+            attrs.setdefault("_check_numerics", True)
         override = self._gradient_override_map.get(op_type)
         if override is not None:  # TensorFlow records the override when the op is created
             attrs.setdefault("_gradient_op_type", override)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowmesh.core.graph import Operation, Tensor
+from flowmesh.kernels.numerics_check import checked_numerics
 from flowmesh.kernels.registry import KernelContext, get_kernel
 
 FunctionCompiler = Callable[["KernelCache", Any, Sequence[Tensor], Sequence[Tensor]], Any]
@@ -47,6 +48,8 @@ class KernelCache:
         if found is None:
             kernel_def = get_kernel(op.type)
             fn = kernel_def.factory(KernelContext(op, device, self.session_state))
+            if op.attrs.get("_check_numerics"):  # created under tf.debugging.enable_check_numerics
+                fn = checked_numerics(op, fn, kernel_def.needs_step)
             found = (fn, kernel_def.needs_step)
             with self._lock:
                 found = self._kernels.setdefault(key, found)

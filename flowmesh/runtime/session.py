@@ -20,7 +20,7 @@ from flowmesh.core.convert import to_numpy as python_to_numpy
 from flowmesh.core.default_session import get_default_session, session_stack  # noqa: F401 - tf.get_default_session
 from flowmesh.core.graph import Graph, Operation, Tensor, get_default_graph
 from flowmesh.core.shapes import format_dims
-from flowmesh.errors import InvalidArgumentError
+from flowmesh.errors import InvalidArgumentError, OpError, filter_traceback
 from flowmesh.kernels.convert import to_numpy
 from flowmesh.kernels.kernel_cache import KernelCache
 from flowmesh.kernels.step import StepContext
@@ -185,8 +185,11 @@ class BaseSession:
             raise RuntimeError("Attempted to use a closed Session.")
         mapper = self._run_cache.mapper(fetches)
         feed_tensors, feed_values = self._prepare_feeds(feed_dict)
-        values = self._run_flat(mapper.tensors, feed_tensors, feed_values, mapper.targets,
-                                options, run_metadata)
+        try:
+            values = self._run_flat(mapper.tensors, feed_tensors, feed_values, mapper.targets,
+                                    options, run_metadata)
+        except OpError as exc:  # tf.debugging.enable_traceback_filtering: hide flowmesh's frames
+            raise exc.with_traceback(filter_traceback(exc.__traceback__)) from exc.__cause__
         return mapper.build_results(
             [to_numpy(v, t.dtype) for v, t in zip(values, mapper.tensors)]
         )

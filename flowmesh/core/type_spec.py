@@ -1,0 +1,148 @@
+"""``tf.TypeSpec`` and the specs of composite values: ``IndexedSlicesSpec``, ``NoneTensorSpec``, ``OptionalSpec``, ``TensorArraySpec``, (``tf.type_spec_from_value`` and the registration of ``tf.data``'s ``TensorSpec`` and
+``SparseTensorSpec`` as ``TypeSpec``s
+live in ``flowmesh/type_specs.py``, above ``data``). Specs are immutable descriptions: equal when their fields are,
+compatible when dtypes match and shapes are compatible."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+from flowmesh.core import dtypes
+from flowmesh.core.shapes import TensorShape, as_shape
+
+
+def _shape_repr(shape: TensorShape) -> str:
+    return "TensorShape(None)" if shape.rank is None else f"TensorShape({shape.as_list()})"
+
+
+class TypeSpec(abc.ABC):  # noqa: B024 - subclasses define _fields
+    """Base class of value specs (``tf.TypeSpec``)."""
+
+    value_type: Any = None
+
+    def _fields(self) -> tuple[Any, ...]:
+        return ()
+
+    def _key(self) -> tuple[Any, ...]:
+        return tuple(f.as_list() if isinstance(f, TensorShape) and f.rank is not None else
+                     ("?" if isinstance(f, TensorShape) else f) for f in self._fields())
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is type(self) and self._key() == other._key()
+
+    def __ne__(self, other: Any) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, repr(self._key())))
+
+    def __repr__(self) -> str:
+        parts = [_shape_repr(f) if isinstance(f, TensorShape) else
+                 (f"tf.{f.name}" if isinstance(f, dtypes.DType) else repr(f)) for f in self._fields()]
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def is_compatible_with(self, spec_or_value: Any) -> bool:
+        """Same kind, same dtypes, compatible shapes."""
+        other = spec_or_value if isinstance(spec_or_value, TypeSpec) else getattr(spec_or_value, "_type_spec", None)
+        if type(other) is not type(self):
+            return False
+        for a, b in zip(self._fields(), other._fields()):
+            if isinstance(a, TensorShape):
+                if not a.is_compatible_with(b):
+                    return False
+            elif isinstance(a, TypeSpec):
+                if not a.is_compatible_with(b):
+                    return False
+            elif a != b:
+                return False
+        return True
+
+    def most_specific_compatible_type(self, other: TypeSpec) -> TypeSpec:
+        """The spec both are compatible with (shapes merged to their common dimensions).
+
+        Raises:
+            ValueError: the specs are not compatible.
+        """
+        if not self.is_compatible_with(other):
+            raise ValueError(f"No TypeSpec is compatible with both {self} and {other}")
+        fields = [_common(a, b) for a, b in zip(self._fields(), other._fields())]
+        return type(self)(*fields)
+
+    most_specific_common_supertype = most_specific_compatible_type
+
+
+def _common(a: Any, b: Any) -> Any:
+    if isinstance(a, TensorShape):
+        if a.rank is None or b.rank is None or a.rank != b.rank:
+            return TensorShape(None)
+        return TensorShape([x if x == y else None for x, y in zip(a.as_list(), b.as_list())])
+    return a
+
+
+class IndexedSlicesSpec(TypeSpec):
+    """The dense shape and dtypes of an ``IndexedSlices``."""
+
+    def __init__(self, shape: Any = None, dtype: Any = dtypes.float32, indices_dtype: Any = dtypes.int64,
+                 dense_shape_dtype: Any = None, indices_shape: Any = None):
+        self._shape, self._dtype = as_shape(shape), dtypes.as_dtype(dtype)
+        self._indices_dtype = dtypes.as_dtype(indices_dtype)
+        self._dense_shape_dtype = None if dense_shape_dtype is None else dtypes.as_dtype(dense_shape_dtype)
+        self._indices_shape = as_shape(indices_shape).with_rank(1) if indices_shape is not None else TensorShape([None])
+
+    def _fields(self) -> tuple[Any, ...]:
+        return self._shape, self._dtype, self._indices_dtype, self._dense_shape_dtype, self._indices_shape
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._shape
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return self._dtype
+
+    @property
+    def value_type(self) -> Any:  # type: ignore[override]
+        from flowmesh.core.indexed_slices import IndexedSlices
+
+        return IndexedSlices
+
+
+class NoneTensorSpec(TypeSpec):
+    """The spec of ``None`` where a tensor structure has no value."""
+
+    value_type = type(None)
+
+
+class OptionalSpec(TypeSpec):
+    """The spec of an optional value holding ``element_spec`` (``tf.data`` optionals)."""
+
+    def __init__(self, element_spec: Any):
+        self._element_spec = element_spec
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self._element_spec,)
+
+    @property
+    def element_spec(self) -> Any:
+        return self._element_spec
+
+
+class TensorArraySpec(TypeSpec):
+    """The element shape, dtype and growth policy of a ``TensorArray``."""
+
+    def __init__(self, element_shape: Any = None, dtype: Any = dtypes.float32, dynamic_size: bool = False,
+                 infer_shape: bool = True):
+        self._element_shape, self._dtype = as_shape(element_shape), dtypes.as_dtype(dtype)
+        self._dynamic_size, self._infer_shape = bool(dynamic_size), bool(infer_shape)
+
+    def _fields(self) -> tuple[Any, ...]:
+        return self._element_shape, self._dtype, self._dynamic_size, self._infer_shape
+
+    @property
+    def element_shape(self) -> TensorShape:
+        return self._element_shape
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return self._dtype
