@@ -19,6 +19,7 @@ IMAGES = RNG.standard_normal((24, 9, 9, 1)).astype(np.float32)
 IDS = RNG.integers(0, 12, (24, 6)).astype(np.int32)
 EXTRA = RNG.standard_normal((24, 2)).astype(np.float32)
 FEATURES = RNG.standard_normal((24, 7)).astype(np.float32)
+SEQUENCES = RNG.standard_normal((24, 10, 3)).astype(np.float32)
 LABELS = RNG.integers(0, 3, 24)
 
 
@@ -44,17 +45,28 @@ def _mlp(K):  # Dropout: predictions compared, training is random
                          K.layers.Dense(3, activation="softmax")])
 
 
+def _sequence(K):
+    return K.Sequential([K.layers.Conv1D(4, 3, activation="relu", input_shape=(10, 3)),
+                         K.layers.MaxPooling1D(),
+                         K.layers.Bidirectional(K.layers.GRU(3, return_sequences=True)),
+                         K.layers.TimeDistributed(K.layers.Dense(2)),
+                         K.layers.SimpleRNN(4),
+                         K.layers.Dense(3, activation="softmax")])
+
+
 def _optimizer(K, kind):
     legacy = getattr(K.optimizers, "legacy", K.optimizers)  # tf-keras's graph mode needs these
     if kind == "adam":
         return legacy.Adam(0.01)
     if kind == "sgd":
         return legacy.SGD(0.1, momentum=0.9, nesterov=True)
+    if kind == "adagrad":
+        return legacy.Adagrad(0.05)
     return legacy.RMSprop(0.01, momentum=0.5)
 
 
 CASES = {"cnn": (_cnn, "adam", [IMAGES]), "recurrent": (_recurrent, "sgd", [IDS, EXTRA]),
-         "mlp": (_mlp, "rmsprop", [FEATURES])}
+         "mlp": (_mlp, "rmsprop", [FEATURES]), "sequence": (_sequence, "adagrad", [SEQUENCES])}
 
 
 def _train_save_continue(K, case, path):
@@ -130,7 +142,8 @@ def test_flowmesh_file_loads_in_tf_keras(tmp_path, case):
     with tf1.Graph().as_default():
         model, predicted, weights = _load_and_continue(tf_keras, case, path)
         assert model.name == ("two_inputs" if case == "recurrent" else model.name)
-        assert type(model.optimizer).__name__ == {"cnn": "Adam", "recurrent": "SGD", "mlp": "RMSprop"}[case]
+        assert type(model.optimizer).__name__ == {"cnn": "Adam", "recurrent": "SGD", "mlp": "RMSprop",
+                                                  "sequence": "Adagrad"}[case]
     _compare(predicted, expected_predicted, weights, expected_weights)
 
 

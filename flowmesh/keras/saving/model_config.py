@@ -43,7 +43,15 @@ def layer_config(layer: Any) -> dict[str, Any]:
 
     if isinstance(layer, Model):
         return model_config(layer)
-    return {"class_name": type(layer).__name__, "config": _with_cell_settings(layer, layer.get_config())}
+    config = _with_cell_settings(layer, layer.get_config())
+    forward = getattr(layer, "forward_layer", None)
+    if forward is not None and "layer" not in config:  # Bidirectional: the wrapped layer, as tf-keras
+        inner = layer_config(forward)
+        inner["config"] = {k: v for k, v in inner["config"].items() if k != "zero_output_for_mask"}
+        inner["config"]["name"] = forward.name[len("forward_"):] if forward.name.startswith("forward_") \
+            else forward.name
+        config = {**config, "layer": inner, "merge_mode": layer.merge_mode}
+    return {"class_name": type(layer).__name__, "config": config}
 
 
 def _with_cell_settings(layer: Any, config: dict[str, Any]) -> dict[str, Any]:
@@ -94,10 +102,20 @@ def layer_from_config(config: dict[str, Any], custom_objects: dict | None = None
                          "no such built-in layer: pass its class in the `custom_objects` argument, e.g. "
                          f"load_model(path, custom_objects={{{name!r}: {name}}}).")
     body = _clean(name, config.get("config", {}))
+    if getattr(cls.from_config, "__func__", None) is _base_from_config():
+        for key in ("layer", "backward_layer"):  # a wrapper (Bidirectional) takes layer objects
+            if isinstance(body.get(key), dict) and "class_name" in body[key]:
+                body[key] = layer_from_config(body[key], custom_objects)
     try:
         return cls.from_config(body)
     except (TypeError, ValueError) as err:
         raise ValueError(f"Cannot rebuild layer {body.get('name')!r} ({name}) from its config: {err}") from err
+
+
+def _base_from_config() -> Any:
+    from flowmesh.keras.engine.base_layer import Layer
+
+    return Layer.from_config.__func__  # type: ignore[attr-defined]
 
 
 def model_config(model: Any) -> dict[str, Any]:
