@@ -71,3 +71,35 @@ def test_rejects_other_tasks_and_partitioners():
         tf.distribute.experimental.ParameterServerStrategy(evaluator)
     with pytest.raises(NotImplementedError, match="variable_partitioner"):
         tf.distribute.experimental.ParameterServerStrategy(variable_partitioner=lambda shape, dtype: [1, 1])
+
+
+def test_roles_and_round_robin_placement():
+    """A worker of a chief + worker + 2 ps cluster: not the chief; scope variables go round
+    robin to the ps tasks in creation order, optimizer slots next to their variable."""
+    import atexit
+
+    from flowmesh.cli.ports import free_ports
+    from flowmesh.distribute.cluster_resolver import SimpleClusterResolver
+
+    ports = free_ports(4)
+    cluster = {"chief": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"],
+               "ps": [f"127.0.0.1:{ports[2]}", f"127.0.0.1:{ports[3]}"]}
+    resolver = SimpleClusterResolver(cluster, task_type="worker", task_id=0)
+    strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+    extended = strategy.extended
+    atexit.unregister(extended.report_done)  # no ps task runs in this test
+    try:
+        assert not extended.is_chief and extended.trainers == [("chief", 0), ("worker", 0)]
+        assert extended.session_target == f"grpc://127.0.0.1:{ports[1]}"
+        with tf.Graph().as_default():
+            with strategy.scope():
+                a = tf.Variable(tf.zeros([2]), name="a")
+                b = tf.get_variable("b", [3])
+                c = tf.Variable(1.0, name="c")
+                opt = tf.train.MomentumOptimizer(0.1, 0.9)
+                opt.minimize(tf.reduce_sum(a) + tf.reduce_sum(b) + c)
+            assert [v.device for v in (a, b, c)] == ["/job:ps/task:0/device:CPU:0", "/job:ps/task:1/device:CPU:0",
+                                                     "/job:ps/task:0/device:CPU:0"]
+            assert opt.get_slot(b, "momentum").device == b.device
+    finally:
+        extended.server.stop()
