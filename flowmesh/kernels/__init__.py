@@ -54,6 +54,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     nn_morphology_ops,
     nn_norm_ops,
     nn_ops,
+    parse_sequence_batch_ops,
     parsing_ops,
     print_ops,
     quantize_ops,

@@ -56,6 +56,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     nn_ops,
     nn_pool3d_ops,
     operators,
+    parse_sequence_batch_ops,
     parsing_ops,
     print_ops,
     quantize_ops,
