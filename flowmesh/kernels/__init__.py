@@ -89,6 +89,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     svd_qr_ops,
     time_ops,
     training_ops,
+    tridiagonal_ops,
     unicode_ops,
     unigram_sampling_ops,
     while_loop,

@@ -109,7 +109,8 @@ def test_tensorflow_runs_flowmeshs_graph_def_of_these_ops():
         outs = [tf.linalg.svd(a, compute_uv=False), tf.abs(tf.linalg.qr(a)[1]), *tf.linalg.lu(a[:, :3]),
                 tf.math.betainc(2.0 + a * 0, 3.0 + a * 0, a / 10.0), tf.math.igamma(a + 1.0, a),
                 tf.math.bessel_i0e(a), tf.math.zeta(a + 2.0, a + 1.0), tf.math.sobol_sample(3, 4),
-                tf.linalg.sqrtm(4.0 * tf.eye(3, dtype=tf.float64)), tf.math.nextafter(a, a + 1.0)]
+                tf.linalg.sqrtm(4.0 * tf.eye(3, dtype=tf.float64)), tf.math.nextafter(a, a + 1.0),
+                tf.linalg.tridiagonal_solve(a[:, :3] + 5.0, a[:, :2]), tf.linalg.tridiagonal_matmul(a[:, :3], a[:, :2])]
         graph_def = g.as_graph_def()
         with tf.Session() as sess:
             ours = sess.run(outs)
