@@ -43,6 +43,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     linalg_ops,
     linalg_solve_ops,
     logging_ops,
+    lookup_ops,
     lu_ops,
     manip_ops,
     math_ops,

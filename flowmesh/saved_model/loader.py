@@ -72,5 +72,20 @@ def load(sess: Any, tags: Any, export_dir: str, import_scope: str | None = None,
         init_ops = sess.graph.get_collection(constants.MAIN_OP_KEY) or \
             sess.graph.get_collection(constants.LEGACY_INIT_OP_KEY)
         if init_ops:
-            sess.run(init_ops[0])
+            sess.run(init_ops[0], feed_dict=_asset_feeds(meta, export_dir, import_scope))
     return meta
+
+
+def _asset_feeds(meta: Any, export_dir: str, import_scope: str | None) -> dict[str, str]:
+    """``{asset tensor name: its file in export_dir/assets}`` for the main op (e.g. the
+    vocabulary file a table initializer reads), from the meta graph's ``asset_file_def`` or,
+    as TensorFlow 1.x's builder writes them, its ``saved_model_assets`` collection."""
+    from flowmesh.protos.meta_graph import AssetFileDef
+
+    defs = list(meta.asset_file_def)
+    if not defs and constants.ASSETS_KEY in meta.collection_def:
+        defs = [AssetFileDef.FromString(any_proto.value)
+                for any_proto in meta.collection_def[constants.ASSETS_KEY].any_list.value]
+    prefix = f"{import_scope}/" if import_scope else ""
+    assets = os.path.join(export_dir, constants.ASSETS_DIRECTORY)
+    return {prefix + a.tensor_info.name: os.path.join(assets, a.filename) for a in defs if a.tensor_info.name}

@@ -2,8 +2,9 @@
 ``SavedModelBuilder`` in the installed TensorFlow) load in flowmesh's
 ``tf.saved_model.loader.load`` and serve the same outputs; their saver graph (TensorFlow's
 ``StaticRegexFullMatch``/``Select``/``StringJoin``/``ShardedFilename``/``SaveV2``/
-``MergeV2Checkpoints`` ops) runs in flowmesh and writes a checkpoint TensorFlow reads. And
-TensorFlow serves a flowmesh Estimator's export."""
+``MergeV2Checkpoints`` ops) runs in flowmesh and writes a checkpoint TensorFlow reads; lookup
+tables (from a vocabulary asset or constant keys) work. And TensorFlow serves a flowmesh
+Estimator's export."""
 
 from __future__ import annotations
 
@@ -50,17 +51,54 @@ def _tf_ref_model(tf1, export_dir):
         return dict(zip(("rows", "score", "label"), sess.run([rows, score, label], {x: X})))
 
 
+WORDS = np.array([b"cat", b"dog", b"emu", b"zebra", b"dog"], dtype=object)
+
+
+def _tf_vocab_model(tf1, export_dir):
+    """Lookup tables, as an Estimator with vocabulary columns exports them: one from a
+    vocabulary file (an asset; the original is deleted after the export, so the loader must
+    use the SavedModel's copy) and one from constant keys; returns TensorFlow's outputs."""
+    import os
+
+    vocab = os.path.join(os.path.dirname(export_dir), "vocab.txt")
+    with open(vocab, "w") as f:
+        f.write("cat\ndog\nemu\n")
+    with tf1.Graph().as_default(), tf1.Session(config=session_config(tf1)) as sess:
+        words = tf1.placeholder(tf1.string, [None], name="words")
+        from_file = tf1.lookup.StaticHashTable(tf1.lookup.TextFileInitializer(
+            vocab, tf1.string, tf1.lookup.TextFileIndex.WHOLE_LINE, tf1.int64,
+            tf1.lookup.TextFileIndex.LINE_NUMBER), -1)
+        from_keys = tf1.lookup.StaticHashTable(tf1.lookup.KeyValueTensorInitializer(
+            tf1.constant(["dog", "zebra"]), tf1.constant([10.0, 20.0])), -1.0)
+        ids = from_file.lookup(words)
+        emb = tf1.get_variable("emb", initializer=np.arange(8, dtype=np.float32).reshape(4, 2))
+        picked = tf1.gather(emb, tf1.where(ids < 0, tf1.fill(tf1.shape(ids), tf1.constant(3, tf1.int64)), ids))
+        score = tf1.reduce_sum(picked, 1) + from_keys.lookup(words)
+        sess.run([tf1.global_variables_initializer(), tf1.tables_initializer()])
+        builder = tf1.saved_model.builder.SavedModelBuilder(export_dir)
+        signature = tf1.saved_model.predict_signature_def({"words": words}, {"ids": ids, "score": score})
+        builder.add_meta_graph_and_variables(
+            sess, ["serve"], signature_def_map={"serving_default": signature},
+            assets_collection=tf1.get_collection(tf1.GraphKeys.ASSET_FILEPATHS), main_op=tf1.tables_initializer())
+        builder.save()
+        want = dict(zip(("ids", "score"), sess.run([ids, score], {words: WORDS})))
+    os.remove(vocab)
+    return want
+
+
 def _serve(export_dir, tags, key):
     with tf.Graph().as_default(), tf.Session() as sess:
         meta = tf.saved_model.loader.load(sess, tags, export_dir)
         signature = meta.signature_def[key]
         outputs = {k: v.name for k, v in signature.outputs.items()}
-        return sess.run(outputs, {signature.inputs["x"].name: X})
+        (name, tensor), = signature.inputs.items()
+        return sess.run(outputs, {tensor.name: WORDS if name == "words" else X})
 
 
 @pytest.mark.parametrize("make, tags, key", [(_tf_resource_model, ["serve"], "serving_default"),
-                                             (_tf_ref_model, ["serve", "cpu"], "scores")],
-                         ids=["simple_save_resource_variables", "builder_ref_variables"])
+                                             (_tf_ref_model, ["serve", "cpu"], "scores"),
+                                             (_tf_vocab_model, ["serve"], "serving_default")],
+                         ids=["simple_save_resource_variables", "builder_ref_variables", "lookup_tables"])
 def test_flowmesh_serves_a_tensorflow_saved_model(tmp_path, make, tags, key):
     tf1 = require_tensorflow()
     export_dir = str(tmp_path / "tf_model")
