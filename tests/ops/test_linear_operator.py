@@ -170,3 +170,36 @@ def test_assert_hermitian_spectrum():
         sess.run(OPERATORS["circulant_real"](tf).assert_hermitian_spectrum())
         with pytest.raises(tf.errors.InvalidArgumentError, match="not Hermitian"):
             sess.run(OPERATORS["circulant"](tf).assert_hermitian_spectrum())
+
+
+class _ScaledOnesPlusIdentity(tf.linalg.LinearOperator):
+    """A user subclass the TensorFlow way: only ``_shape``, ``_shape_tensor`` and ``_matmul``."""
+
+    def __init__(self, n, c):
+        self._n, self._c = n, c
+        super().__init__(dtype=tf.float64, is_self_adjoint=True, is_non_singular=True, name="OnesPlusI")
+
+    def _shape(self):
+        return tf.TensorShape([self._n, self._n])
+
+    def _shape_tensor(self):
+        return tf.constant([self._n, self._n])
+
+    def _matmul(self, x, adjoint=False, adjoint_arg=False):
+        x = tf.linalg.adjoint(x) if adjoint_arg else x
+        return x + self._c * tf.reduce_sum(x, axis=-2, keepdims=True)
+
+
+def test_user_subclass_gets_every_method_from_matmul():
+    dense = np.eye(3) + 0.5 * np.ones((3, 3))
+    rhs = np.arange(6.0).reshape(3, 2)
+    with tf.Graph().as_default(), tf.Session() as sess:
+        op = _ScaledOnesPlusIdentity(3, 0.5)
+        values = sess.run([op.to_dense(), op.solve(rhs), op.determinant(), op.trace(), op.eigvals(),
+                           op.inverse().matmul(rhs)])
+    np.testing.assert_allclose(values[0], dense)
+    np.testing.assert_allclose(values[1], np.linalg.solve(dense, rhs))
+    np.testing.assert_allclose(values[2], np.linalg.det(dense))
+    np.testing.assert_allclose(values[3], np.trace(dense))
+    np.testing.assert_allclose(values[4], np.linalg.eigvalsh(dense))
+    np.testing.assert_allclose(values[5], np.linalg.solve(dense, rhs))
