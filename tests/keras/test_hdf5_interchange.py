@@ -222,3 +222,20 @@ def test_unsupported_config_names_the_layer(tmp_path):
         f.attrs["model_config"] = json.dumps(config)
     with tf.Graph().as_default(), pytest.raises(ValueError, match=r"layer 'conv2d' \(Conv2D\).*groups"):
         K.models.load_model(path)
+
+
+@pytest.mark.oracle
+def test_to_json_and_model_from_json_both_ways():
+    tf1, tf_keras = require_tf_keras()
+    with tf.Graph().as_default():
+        ours = _recurrent(K).to_json()
+    with tf1.Graph().as_default():
+        theirs = tf_keras.models.model_from_json(ours)
+        assert [type(layer).__name__ for layer in theirs.layers] == [
+            "InputLayer", "Embedding", "InputLayer", "LSTM", "Dense", "Concatenate", "Dense"]
+        text = _sequence(tf_keras).to_json()
+    with tf.Graph().as_default():
+        model = K.models.model_from_json(text)
+        assert [type(layer).__name__ for layer in model.layers] == [
+            "Conv1D", "MaxPooling1D", "Bidirectional", "TimeDistributed", "SimpleRNN", "Dense"]
+        assert model.predict(SEQUENCES).shape == (24, 3)

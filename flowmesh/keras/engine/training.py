@@ -267,6 +267,17 @@ class Model(Layer):
 
         return model_from_config({"class_name": "Functional", "config": config}, custom_objects)
 
+    def to_json(self, **kwargs: Any) -> str:
+        """The architecture as tf-keras's JSON (``tf.keras.models.model_from_json`` reads it,
+        here and in TensorFlow's Keras 2); ``kwargs`` go to ``json.dumps``."""
+        import json
+
+        from flowmesh.keras.saving.hdf5_format import _json_default
+        from flowmesh.keras.saving.model_config import model_config
+
+        config = {**model_config(self), "keras_version": "2.21.0", "backend": "tensorflow"}
+        return json.dumps(config, default=_json_default, **kwargs)
+
     def save_weights(self, filepath: str, overwrite: bool = True, save_format: str | None = None) -> None:
         """Writes the weights to HDF5 (``.h5``/``.keras``/``.hdf5``) or a flowmesh checkpoint."""
         from flowmesh.keras.saving import weights_io
