@@ -196,6 +196,14 @@ class _Executor:
         return result
 
     def run_local(self) -> tuple[Any, list]:
+        from flowmesh.estimator._distributed import is_multi_worker
+
+        strategy = self._estimator.config.train_distribute
+        if is_multi_worker(strategy) and not strategy.extended.should_checkpoint:
+            # a rank > 0 of `flowmesh run`: it trains; worker 0 checkpoints and evaluates
+            self._estimator.train(self._train_spec.input_fn, max_steps=self._train_spec.max_steps,
+                                  hooks=list(self._train_spec.hooks))
+            return None, []
         listener = _EvalListener(self, self._eval_spec.throttle_secs)
         self._estimator.train(self._train_spec.input_fn, max_steps=self._train_spec.max_steps,
                               hooks=list(self._train_spec.hooks), saving_listeners=[listener])

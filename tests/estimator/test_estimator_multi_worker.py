@@ -88,6 +88,26 @@ def test_multi_worker_mirrored_train_and_evaluate(tmp_path):
     _check_same_model(weights, model_dir, _reference(tmp_path, job, 12))
 
 
+@pytest.mark.multiprocess
+@pytest.mark.slow
+@pytest.mark.timeout(150)
+def test_multi_worker_mirrored_under_flowmesh_run(tmp_path):
+    """No TF_CONFIG: the ranks of `flowmesh run -np 2` are the workers; rank 0 checkpoints and
+    evaluates, rank 1 only trains."""
+    cmd = [sys.executable, "-m", "flowmesh.cli.main", "run", "-np", "2", "--timeout", "120", str(JOB),
+           "--model_dir", str(tmp_path), "--max_steps", "8"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=140, cwd=REPO,
+                          env=child_env({"FLOWMESH_COLLECTIVE_TIMEOUT_S": "60"}))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    weights = [json.loads(line.split("WEIGHTS ", 1)[1]) for line in out.splitlines() if " WEIGHTS " in line]
+    assert len(weights) == 2 and weights[0] == weights[1], out
+    evals = [line for line in out.splitlines() if " EVAL " in line]
+    assert len(evals) == 1 and evals[0].startswith("[0]"), out
+    assert json.loads(evals[0].split("EVAL ", 1)[1])["global_step"] == 8
+    assert not any(line.startswith("[1]") and "Saving checkpoints" in line for line in out.splitlines())
+
+
 def test_multi_worker_strategy_refuses_ps_tasks(tmp_path, monkeypatch):
     cluster = {"chief": ["localhost:1"], "ps": ["localhost:2"]}
     monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "chief", "index": 0}}))
