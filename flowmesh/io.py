@@ -30,9 +30,9 @@ from flowmesh.ops.image_decode_ops import (
 )
 from flowmesh.ops.image_ops import decode_jpeg, decode_png, encode_jpeg, encode_png
 from flowmesh.ops.parse_sequence_batch_ops import parse_sequence_example
-from flowmesh.ops.proto_codec_ops import decode_proto, encode_proto
 from flowmesh.ops.parsing_config import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from flowmesh.ops.parsing_ops import parse_example, parse_single_example, parse_single_sequence_example
+from flowmesh.ops.proto_codec_ops import decode_proto, encode_proto
 from flowmesh.ops.queue_kinds import PaddingFIFOQueue, PriorityQueue, RandomShuffleQueue
 from flowmesh.ops.sparse_serialize_ops import (
     deserialize_many_sparse,

@@ -92,10 +92,8 @@ class Optimizer:
                                   for g, v in grads_and_vars]
             step = opt.apply_gradients(grads_and_vars, global_step=self._iterations)
         self._train_opt, self._slot_params = opt, [v for _, v in grads_and_vars]  # for model files
-        if getattr(self, "_pending_weights", None) is not None:  # state read by load_model
-            from flowmesh.keras.saving import optimizer_weights
-
-            optimizer_weights.restore(self)
+        if getattr(self, "_pending_weights", None) is not None:  # state read by load_model,
+            self._restore_pending_weights(self)  # which also set how to assign it
         return step
 
     def get_config(self) -> dict[str, Any]:

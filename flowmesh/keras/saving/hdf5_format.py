@@ -94,6 +94,7 @@ def load_model(filepath: str, custom_objects: dict | None = None, compile: bool 
                       loss=_deserialize_loss(loss, custom_objects), metrics=_metric_names(training.get("metrics")),
                       loss_weights=training.get("loss_weights"))
         model.optimizer._pending_weights = state  # assigned once fit builds the slots
+        model.optimizer._restore_pending_weights = optimizer_weights.restore
     return model
 
 
