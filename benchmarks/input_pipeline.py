@@ -13,7 +13,10 @@ flowmesh with its map vectorization off (one parse per record, as TensorFlow doe
 Part 2 (steps/s): an MLP 64-256-256-10 on the digits, batch 128, SGD, trained in flowmesh
 from a TFRecord pipeline (parse + shuffle + batch + prefetch) and, as the peer, from the
 same data in memory fed with ``feed_dict``: the ratio says how much of the input work the
-prefetch hides behind the training step.
+prefetch hides behind the training step. ``from_queues`` trains the same model from the
+TF1 queue pipeline (``string_input_producer`` -> ``TFRecordReader.read_up_to`` ->
+``parse_example`` -> ``shuffle_batch(enqueue_many=True)``, a queue-runner thread) against
+the same in-memory peer.
 """
 
 from __future__ import annotations
@@ -202,12 +205,43 @@ def run_training(settings: Settings, path: str) -> list[dict[str, Any]]:
 
         return step
 
-    contenders = [Contender("from_tfrecord", from_pipeline), Contender("from_memory", from_memory)]
+    def from_queues(s: Settings) -> StepFn:
+        graph = fm.Graph()
+        with graph.as_default():
+            x, y = _queue_pipeline(fm, path)
+            train_op = _mlp(fm, x, y)
+            init = [fm.global_variables_initializer(), fm.local_variables_initializer()]
+        sess = fm.Session(graph=graph)
+        sess.run(init)
+        coord = fm.train.Coordinator()
+        threads = fm.train.start_queue_runners(sess, coord)
+        stops.append(lambda: (coord.request_stop(), coord.join(threads, stop_grace_period_secs=10)))
+        sessions.append(sess)
+        return lambda: sess.run(train_op)
+
+    stops: list[Any] = []
+    contenders = [Contender("from_tfrecord", from_pipeline), Contender("from_memory", from_memory),
+                  Contender("from_queues", from_queues)]
     results = measure(contenders, settings)
+    for stop in stops:
+        stop()
     for sess in sessions:
         sess.close()
-    return report("input_pipeline_training", "digits MLP 64-256-256-10 batch 128 SGD: TFRecord "
-                  "pipeline vs feed_dict from memory (flowmesh both)", results, settings)
+    records = report("input_pipeline_training", "digits MLP 64-256-256-10 batch 128 SGD: TFRecord "
+                     "pipeline vs feed_dict from memory (flowmesh both)", results[:2], settings)
+    return records + report("input_pipeline_training_queues", "digits MLP 64-256-256-10 batch 128 SGD: "
+                            "TF1 queue pipeline vs feed_dict from memory (flowmesh both)",
+                            [results[2], results[1]], settings)
+
+
+def _queue_pipeline(fm: Any, path: str) -> tuple[Any, Any]:
+    """The TF1 queue pipeline of the digits records: batches of (image, label)."""
+    spec = {"image": fm.FixedLenFeature([64], fm.float32), "label": fm.FixedLenFeature([], fm.int64)}
+    files = fm.train.string_input_producer([path], shuffle=False)
+    _, records = fm.TFRecordReader().read_up_to(files, BATCH)
+    parsed = fm.parse_example(records, spec)
+    return fm.train.shuffle_batch([parsed["image"], parsed["label"]], BATCH, capacity=2000,
+                                  min_after_dequeue=1000, seed=1, enqueue_many=True)
 
 
 def main(argv: Sequence[str] | None = None, examples: int = 20000) -> list[dict[str, Any]]:

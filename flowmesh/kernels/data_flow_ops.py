@@ -106,12 +106,15 @@ class QueueState:
         with self.cond:
             if self.closed:
                 raise self.closed_error()
-            for element in elements:
+            done = 0
+            while done < len(elements):  # as many as fit at a time, blocking while full
                 wait_until(self.cond, lambda: self._has_room() or self.enqueues_cancelled, step,
                            f"enqueue to {self.kind} '{self.name}'")
                 if self.enqueues_cancelled:
                     raise self.closed_error()
-                self._put(element)
+                room = len(elements) - done if self.capacity is None else self.capacity - len(self.items)
+                self._put_many(elements[done:done + room])
+                done += room
                 self.cond.notify_all()
 
     def _has_room(self) -> bool:
@@ -119,6 +122,13 @@ class QueueState:
 
     def _put(self, element: tuple[Any, ...]) -> None:
         self.items.append(element)
+
+    def _put_many(self, elements: list[tuple[Any, ...]]) -> None:
+        if type(self)._put is QueueState._put:
+            self.items.extend(elements)
+        else:
+            for element in elements:
+                self._put(element)
 
     def _take(self, count: int) -> list[tuple[Any, ...]]:
         return [self.items.popleft() for _ in range(count)]
@@ -199,9 +209,16 @@ def _enqueue_many(ctx: KernelContext):
         queue = _as_queue(handle, "QueueEnqueueManyV2")
         queue.check_element(values, many=True)
         count = int(values[0].shape[0]) if values else 0
-        queue.enqueue(step, [tuple(_owned(v[i]) for v in values) for i in range(count)])
+        queue.enqueue(step, list(zip(*(_rows(v, count) for v in values))) if values else [])
 
     return enqueue_many
+
+
+def _rows(value: Any, count: int) -> list[Any]:
+    """The ``count`` rows of ``value``, owned by the queue: one copy of the batch, then views."""
+    if isinstance(value, torch.Tensor):
+        return list(value.clone().unbind(0))
+    return [_owned(value[i]) for i in range(count)]
 
 
 def _outputs(elements: list[tuple[Any, ...]], stacked: bool, queue: QueueState, ctx: KernelContext) -> Any:

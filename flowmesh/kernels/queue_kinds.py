@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import random
 from typing import Any
 
 import numpy as np
@@ -68,7 +67,7 @@ class RandomShuffleQueueState(QueueState):
         super().__init__(name, dtypes, shapes, capacity)
         self.items: list[tuple[Any, ...]] = []  # type: ignore[assignment]
         self.min_after_dequeue = max(0, min_after_dequeue)
-        self.rng = random.Random(None if seed == 0 and seed2 == 0 else (seed << 32) ^ seed2)
+        self.rng = np.random.default_rng(None if seed == 0 and seed2 == 0 else [seed, seed2])
 
     def _available(self) -> int:
         if self.closed:
@@ -76,11 +75,14 @@ class RandomShuffleQueueState(QueueState):
         return max(0, len(self.items) - self.min_after_dequeue)
 
     def _take(self, count: int) -> list[tuple[Any, ...]]:
-        taken = []
-        for _ in range(count):  # TensorFlow's swap-with-last removal of a random index
-            index = self.rng.randrange(len(self.items))
-            self.items[index], self.items[-1] = self.items[-1], self.items[index]
-            taken.append(self.items.pop())
+        """``count`` distinct elements uniformly at random (one draw), each removed by
+        swapping the last element into its place (TensorFlow's removal)."""
+        items = self.items
+        chosen = self.rng.choice(len(items), count, replace=False).tolist()
+        taken = [items[i] for i in chosen]
+        for i in sorted(chosen, reverse=True):
+            items[i] = items[-1]
+            items.pop()
         return taken
 
 
