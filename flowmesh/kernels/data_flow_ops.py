@@ -283,6 +283,16 @@ def _dequeue_up_to(ctx: KernelContext):
     return dequeue_up_to
 
 
+def _select(index: Any, *handles: Any) -> QueueState:
+    i = int(index)
+    if not 0 <= i < len(handles):
+        raise InvalidArgumentError(f"QueueBase.from_list: index {i} is not in [0, {len(handles)})")
+    return _as_queue(handles[i], "QueueSelect")
+
+
+simple_kernel("QueueSelect", _select)
+
+
 @kernel("QueueCloseV2")
 def _close(ctx: KernelContext):
     cancel = bool(ctx.attr("cancel_pending_enqueues", False))

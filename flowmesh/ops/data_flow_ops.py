@@ -106,6 +106,7 @@ register_op("QueueSizeV2", lambda i, a: [(dtypes.int32, TensorShape([]))], not_d
 register_op("QueueIsClosedV2", lambda i, a: [(dtypes.bool, TensorShape([]))], not_differentiable=True,
             stateful=True)
 register_op("QueueCloseV2", lambda i, a: [], not_differentiable=True, stateful=True)
+register_op("QueueSelect", lambda i, a: _RESOURCE, not_differentiable=True)
 
 
 # --- the Python API -------------------------------------------------------------------------
@@ -131,6 +132,27 @@ class QueueBase:
     @property
     def queue_ref(self) -> Tensor:
         return self._queue_ref
+
+    @staticmethod
+    def from_list(index: Any, queues: Sequence[QueueBase]) -> QueueBase:
+        """The queue ``queues[index]``, chosen at run time (``tf.QueueBase.from_list``).
+
+        Raises:
+            ValueError: no queues, or queues with different dtypes, shapes or names.
+        """
+        if not queues:
+            raise ValueError("QueueBase.from_list needs at least one queue")
+        first = queues[0]
+        for q in queues[1:]:
+            if q.dtypes != first.dtypes or q.names != first.names or \
+                    [s.as_list() if s.rank is not None else None for s in q.shapes] != \
+                    [s.as_list() if s.rank is not None else None for s in first.shapes]:
+                raise ValueError(f"QueueBase.from_list: queue {q.name} does not match {first.name} "
+                                 f"(dtypes {[d.name for d in q.dtypes]} vs {[d.name for d in first.dtypes]}, "
+                                 f"shapes {q.shapes} vs {first.shapes}, names {q.names} vs {first.names})")
+        choice = convert_to_tensor(index, dtype=dtypes.int32, name="index")
+        ref = make_tensor("QueueSelect", [choice, *(q.queue_ref for q in queues)], name="QueueSelect")
+        return QueueBase(first.dtypes, first.shapes, first.names, ref)
 
     @property
     def name(self) -> str:

@@ -125,3 +125,25 @@ def test_tf_io_and_tf_queue_aliases():
     assert tf.io.PaddingFIFOQueue is tf.queue.PaddingFIFOQueue is tf.PaddingFIFOQueue
     assert tf.io.RandomShuffleQueue is tf.RandomShuffleQueue and tf.io.PriorityQueue is tf.PriorityQueue
     assert tf.io.QueueBase is tf.QueueBase and tf.queue.FIFOQueue is tf.FIFOQueue
+
+
+def test_queue_from_list_picks_a_queue_at_run_time():
+    tf1 = require_tensorflow()
+
+    def script(lib):
+        a = lib.FIFOQueue(3, lib.int32, shapes=[[]])
+        b = lib.RandomShuffleQueue(3, 0, lib.int32, shapes=[[]])
+        which = lib.placeholder(lib.int32, [])
+        chosen = lib.QueueBase.from_list(which, [a, b])
+        with lib.Session() as sess:
+            sess.run(a.enqueue(1))
+            sess.run(chosen.enqueue(7), {which: 1})
+            return [int(sess.run(chosen.dequeue(), {which: i})) for i in (1, 0)] + [int(sess.run(a.size()))]
+
+    with tf1.Graph().as_default():
+        theirs = script(tf1)
+    with tf.Graph().as_default():
+        ours = script(tf)
+        with pytest.raises(ValueError, match="does not match"):
+            tf.QueueBase.from_list(0, [tf.FIFOQueue(1, tf.int32), tf.FIFOQueue(1, tf.float32)])
+    assert ours == theirs == [7, 1, 0]
