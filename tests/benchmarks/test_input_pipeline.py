@@ -16,3 +16,4 @@ def test_input_pipeline_runs_on_a_tiny_file(tmp_path) -> None:
     settings = harness.parse_settings("", input_pipeline.PEERS, TINY + ["--peers", ""])
     training = input_pipeline.run_training(settings, str(tmp_path / "digits.tfrecord"))
     assert training[0]["peer"] == "from_memory" and training[0]["ratio"] > 0
+    assert training[1]["peer"] == "from_memory" and training[1]["ratio"] > 0  # the TF1 queue pipeline
