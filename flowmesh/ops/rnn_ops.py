@@ -72,8 +72,12 @@ register_op("FusedLSTM", _fused_lstm_shape, grad=_fused_lstm_grad)
 
 
 def _fused_lstm_grad_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
+    """The specs of the forward op's first 5 inputs; unknown shapes when the reserve comes
+    from elsewhere (a ``cond`` gradient branch receives it as a branch input)."""
     forward = inputs[0].op
-    return [(t.dtype, t.shape) for t in forward.inputs[:5]]
+    if forward.type in ("FusedLSTM", "FusedGRU"):
+        return [(t.dtype, t.shape) for t in forward.inputs[:5]]
+    return [(inputs[1].dtype, TensorShape(None))] * 5
 
 
 def _no_second_order(op: Operation, *grads: Any) -> list[Any]:

@@ -54,6 +54,31 @@ def test_masked_recurrent_layers_match_tf_keras(name):
     compare_with_tensorflow(build, {"x": X})
 
 
+def _right_padded() -> np.ndarray:
+    x = np.random.default_rng(3).standard_normal((4, 6, 3)).astype(np.float32)
+    for row, length in enumerate([6, 3, 0, 1]):
+        x[row, length:] = 0.0
+    return x
+
+
+def test_right_padded_masks_take_the_fused_kernel_and_match_tf_keras():
+    """Padding only at the end: sigmoid LSTMs and reset_after GRUs run the fused kernel on
+    packed sequences (an empty row included); the backward half of the Bidirectional sees
+    the padding first and takes the loop."""
+
+    def build(lib, x):
+        k = lib.keras.layers
+        masked = k.Masking()(x)
+        lstm = dict(recurrent_activation="sigmoid")
+        gru = dict(recurrent_activation="sigmoid", reset_after=True)
+        return [k.LSTM(3, return_sequences=True, return_state=True, **lstm)(masked),
+                k.LSTM(2, **lstm)(masked),
+                k.GRU(3, return_sequences=True, return_state=True, **gru)(masked),
+                k.Bidirectional(k.LSTM(2, return_sequences=True, **lstm))(masked)]
+
+    compare_with_tensorflow(build, {"x": _right_padded()})
+
+
 def test_mask_through_dense_time_distributed_and_stacked_rnns():
     def build(lib, x):
         k = lib.keras.layers

@@ -11,8 +11,9 @@ torch's (``activation="tanh"``, ``recurrent_activation="sigmoid"``), and a ``GRU
 Masks (``Masking``, ``Embedding(mask_zero=True)`` or ``mask=``) follow tf-keras's
 ``backend.rnn``: at a masked step the states are carried over unchanged and the output
 repeats the previous step's output (zeros with ``zero_output_for_mask``, which
-``Bidirectional`` sets when it returns sequences). Masked layers, and layers with
-``recurrent_dropout``, run the ``While`` loop, never the fused kernels.
+``Bidirectional`` sets when it returns sequences). Layers with ``recurrent_dropout`` run
+the ``While`` loop; masked ones the fused kernel when the padding is at the end (see
+:mod:`recurrent_fused`), else the loop.
 ``stateful=True`` keeps the final states in variables (see :mod:`recurrent_state`).
 """
 
@@ -20,15 +21,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowmesh import config as settings
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import get_default_graph
 from flowmesh.core.shapes import TensorShape
-from flowmesh.keras import activations
 from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_spec import InputSpec
-from flowmesh.keras.layers import recurrent_state
+from flowmesh.keras.layers import recurrent_fused, recurrent_state
 from flowmesh.keras.layers.recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell
 from flowmesh.ops import _structure as nest
 from flowmesh.ops import array_ops, manip_ops, math_ops, select_ops
@@ -174,17 +173,23 @@ class RNN(Layer):
         from flowmesh.rnn.dynamic_rnn import rnn_loop
 
         if mask is not None:
-            batch = array_ops.shape(x)[1]
-            first = array_ops.zeros(array_ops.stack([batch, self.cell.output_size]), dtype=x.dtype)
-            first.set_shape(TensorShape([x.shape[1], self.cell.output_size]))
-            step = _MaskedStepCell(self.cell, self.zero_output_for_mask)
-            outputs, final = rnn_loop(step, (x, mask), [x, mask], (first, *states), None, 32, False)
-            return outputs, list(final[1:])
-        fused = _fused(self.cell, x, states)
+            return recurrent_fused.masked(self.cell, x, states, mask, self.zero_output_for_mask,
+                                          self._masked_loop, self.return_state or self.stateful)
+        fused = recurrent_fused.fused(self.cell, x, states)
         if fused is not None:
             return fused
         outputs, final = rnn_loop(_StepCell(self.cell), x, [x], tuple(states), None, 32, False)
         return outputs, list(final)
+
+    def _masked_loop(self, x: Any, states: list[Any], mask: Any) -> tuple[Any, list[Any]]:
+        from flowmesh.rnn.dynamic_rnn import rnn_loop
+
+        batch = array_ops.shape(x)[1]
+        first = array_ops.zeros(array_ops.stack([batch, self.cell.output_size]), dtype=x.dtype)
+        first.set_shape(TensorShape([x.shape[1], self.cell.output_size]))
+        step = _MaskedStepCell(self.cell, self.zero_output_for_mask)
+        outputs, final = rnn_loop(step, (x, mask), [x, mask], (first, *states), None, 32, False)
+        return outputs, list(final[1:])
 
     def reset_states(self, states: Any = None) -> None:
         """Zeroes the states of a stateful layer (or sets them to ``states``, NumPy arrays).
@@ -201,73 +206,6 @@ class RNN(Layer):
         if not config.get("zero_output_for_mask"):
             config.pop("zero_output_for_mask", None)
         return config
-
-
-def _fused(cell: Any, x: Any, states: list[Any]) -> tuple[Any, list[Any]] | None:
-    """The fused kernel's result, or None when the cell's math (or its recurrent dropout)
-    needs the loop. Input dropout with a single mask (``implementation=2``) multiplies the
-    inputs first, as tf-keras's cuDNN path does."""
-    inputs_masks, recurrent_masks = getattr(cell, "_dropout_masks", (None, None))
-    if recurrent_masks is not None or (inputs_masks is not None and len(inputs_masks) > 1):
-        return None
-    if inputs_masks is not None:
-        if _fusable(cell, x) is None:
-            return None
-        x = x * inputs_masks[0]
-    return _fused_lstm(cell, x, states) or _fused_gru(cell, x, states)
-
-
-def _fusable(cell: Any, x: Any) -> Any:
-    if not settings.FUSED_RNN.get() or x.shape.rank != 3 or \
-            x.dtype not in (dtypes.float32, dtypes.float64):
-        return None
-    if cell.activation is not activations.tanh or \
-            getattr(cell, "recurrent_activation", None) is not activations.sigmoid:
-        return None
-    if type(cell) is LSTMCell or (type(cell) is GRUCell and cell.reset_after and cell.bias is not None):
-        return cell
-    return None
-
-
-def _fused_lstm(cell: Any, x: Any, states: list[Any]) -> tuple[Any, list[Any]] | None:
-    """One ``FusedLSTM`` for a Keras LSTM whose math is torch's, else None."""
-    if not settings.FUSED_RNN.get() or type(cell) is not LSTMCell:
-        return None
-    if cell.activation is not activations.tanh or cell.recurrent_activation is not \
-            activations.sigmoid or x.shape.rank != 3:
-        return None
-    if x.dtype not in (dtypes.float32, dtypes.float64):
-        return None
-    from flowmesh.ops.rnn_ops import fused_lstm
-
-    h0, c0 = (convert_to_tensor(s) for s in states)
-    kernel = array_ops.concat([convert_to_tensor(cell.kernel),
-                               convert_to_tensor(cell.recurrent_kernel)], 0)
-    bias = convert_to_tensor(cell.bias) if cell.bias is not None else \
-        array_ops.zeros([4 * cell.units], dtype=x.dtype)
-    y, c, h = fused_lstm(x, c0, h0, kernel, bias, forget_bias=0.0, gate_order="ifco")
-    steps, batch = x.shape.as_list()[:2]
-    y.set_shape(TensorShape([steps, batch, cell.units]))
-    return y, [h, c]
-
-
-def _fused_gru(cell: Any, x: Any, states: list[Any]) -> tuple[Any, list[Any]] | None:
-    """One ``FusedGRU`` for a Keras GRU whose math is torch's (``reset_after``, sigmoid,
-    tanh, with biases), else None."""
-    if not settings.FUSED_RNN.get() or type(cell) is not GRUCell or not cell.reset_after:
-        return None
-    if cell.activation is not activations.tanh or cell.recurrent_activation is not \
-            activations.sigmoid or cell.bias is None or x.shape.rank != 3:
-        return None
-    if x.dtype not in (dtypes.float32, dtypes.float64):
-        return None
-    from flowmesh.ops.rnn_ops import fused_gru
-
-    y, h = fused_gru(x, convert_to_tensor(states[0]), convert_to_tensor(cell.kernel),
-                     convert_to_tensor(cell.recurrent_kernel), convert_to_tensor(cell.bias))
-    steps, batch = x.shape.as_list()[:2]
-    y.set_shape(TensorShape([steps, batch, cell.units]))
-    return y, [h]
 
 
 class _CellLayer(RNN):
