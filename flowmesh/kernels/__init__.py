@@ -57,6 +57,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     nn_ops,
     parse_sequence_batch_ops,
     parsing_ops,
+    patches_ops,
     print_ops,
     proto_codec_ops,
     quantize_ops,

@@ -58,6 +58,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     operators,
     parse_sequence_batch_ops,
     parsing_ops,
+    patches_ops,
     print_ops,
     proto_codec_ops,
     quantize_ops,
