@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from flowmesh.kernels.registry import KernelContext, kernel
 
@@ -22,7 +21,7 @@ def extract(x: Any, ksizes: list[int], strides: list[int], rates: list[int], pad
             total = max((-(-size // s) - 1) * s + eff - size, 0)
             pads.append((total // 2, total - total // 2))
         flat = [p for pair in reversed(pads) for p in pair]
-        x = F.pad(x, [0, 0] + flat)
+        x = torch.nn.functional.pad(x, [0, 0] + flat)
     out = x
     for d, (k, s, r) in enumerate(zip(ks, ss, rs)):
         eff = (k - 1) * r + 1

@@ -29,14 +29,31 @@ SPECS = [
         x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "VALID"), (VOL,)),
     OpSpec("extract_volume_patches/same", lambda tf, x: tf.extract_volume_patches(
         x, [1, 3, 2, 2, 1], [1, 2, 2, 2, 1], "SAME"), (VOL,)),
+]
+def _filter_grad_ref(x, f, g):
+    import torch
+
+    t = lambda a: torch.from_numpy(np.ascontiguousarray(a)).permute(0, 3, 1, 2)  # noqa: E731
+    w = torch.nn.grad.conv2d_weight(t(x), (f.shape[3], f.shape[2], f.shape[0], f.shape[1]), t(g))
+    return w.permute(2, 3, 1, 0).numpy()
+
+
+def _input_grad_ref(x, f, g):
+    import torch
+
+    t = lambda a: torch.from_numpy(np.ascontiguousarray(a)).permute(0, 3, 1, 2)  # noqa: E731
+    w = torch.from_numpy(np.ascontiguousarray(f)).permute(3, 2, 0, 1)
+    return torch.nn.grad.conv2d_input(tuple(t(x).shape), w, t(g)).permute(0, 2, 3, 1).numpy()
+
+
+# TensorFlow's CPU build registers no kernel for the V2 backprop ops: checked against torch.
+TOPK = [
     OpSpec("conv2d_backprop_filter_v2", lambda tf, x, f, g: tf.conv2d_backprop_filter_v2(
         x, f, g, [1, 1, 1, 1], "VALID"), (Input((1, 4, 4, 2)), Input((2, 2, 2, 3)), Input((1, 3, 3, 3))),
-        dynamic=False, grad=False),  # TensorFlow registers no gradient for the V2 ops
+        reference=_filter_grad_ref, oracle=False, dynamic=False, grad=False),
     OpSpec("conv2d_backprop_input_v2", lambda tf, x, f, g: tf.conv2d_backprop_input_v2(
-        x, f, g, [1, 2, 2, 1], "SAME"), (Input((1, 4, 4, 2)), Input((3, 3, 2, 3)), Input((1, 2, 2, 3))),
-        dynamic=False, grad=False),
-]
-TOPK = [
+        x, f, g, [1, 1, 1, 1], "VALID"), (Input((1, 4, 4, 2)), Input((3, 3, 2, 3)), Input((1, 2, 2, 3))),
+        reference=_input_grad_ref, oracle=False, dynamic=False, grad=False),
     OpSpec("approx_top_k/max", lambda tf, x: list(tf.approx_top_k(x, 3)), (Input((3, 7), kind="distinct"),),
            reference=lambda x: _topk_ref(x, 3, -1, True), oracle=False),
     OpSpec("approx_top_k/min_axis0", lambda tf, x: list(tf.approx_top_k(x, 2, reduction_dimension=0, is_max_k=False)),
