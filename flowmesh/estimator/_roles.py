@@ -43,7 +43,10 @@ def _counter(ps_index: int) -> Variable:
     from flowmesh.core.graph import device
 
     with device(f"/job:ps/task:{ps_index}"):
-        return Variable(0, dtype=dtypes.int64, name=DONE_COUNTER, trainable=False, collections=[])
+        # One name per ps task: trainers build every counter in one graph, where a shared
+        # name would be made unique ("_1") and miss the variable the ps task initialized.
+        return Variable(0, dtype=dtypes.int64, name=f"{DONE_COUNTER}_ps{ps_index}", trainable=False,
+                        collections=[])
 
 
 def run_ps(config: Any) -> None:
