@@ -61,6 +61,10 @@ def test_the_store_behaves_as_torch_tcpstore_and_forms_gloo_groups(store):
     # a second client sees the first one's keys; a blocked get ends when the key arrives
     other = connect_store("127.0.0.1", store.port, False, None, 5.0, auth=JOB)
     assert other.get("b") == b"\x00\xff"
+    twin = other.clone()  # torch clones stores for its threads: a new connection
+    twin.set("from-twin", "1")
+    assert store.get("from-twin") == b"1"
+    twin.close()
     # process groups are built on it directly (as TorchDistributedCommunicator does)
     import threading
 
