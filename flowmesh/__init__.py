@@ -518,6 +518,8 @@ from flowmesh.framework_flags import (
     enable_v2_tensorshape,
 )
 from flowmesh.ops.bitcast_ops import bitcast
+from flowmesh.ops.edit_distance_ops import edit_distance
+from flowmesh.ops.fingerprint_ops import fingerprint
 from flowmesh.ops.patches_ops import extract_image_patches, extract_volume_patches
 from flowmesh.ops.small_compat_ops import approx_top_k, conv2d_backprop_filter_v2, conv2d_backprop_input_v2
 from flowmesh.core.type_spec import IndexedSlicesSpec, NoneTensorSpec, OptionalSpec, TensorArraySpec, TypeSpec
@@ -540,7 +542,7 @@ from flowmesh.ops.script_ops import py_function
 from flowmesh.ops.template import make_template
 from flowmesh.ops.check_ops import add_check_numerics_ops
 from flowmesh.ops.functional_ops import vectorized_map
-from flowmesh.ops.hint_ops import guarantee_const, parallel_stack
+from flowmesh.ops.hint_ops import check_pinned, guarantee_const, parallel_stack
 from flowmesh.ops.histogram_ops import histogram_fixed_width, histogram_fixed_width_bins
 from flowmesh.ops.init_ops import uniform_unit_scaling_initializer
 from flowmesh.ops.nd_index_ops import tensor_scatter_nd_max, tensor_scatter_nd_min
@@ -563,3 +565,6 @@ load_op_library = _unsupported("load_op_library", _NATIVE)
 wrap_function = _unsupported("wrap_function", _EAGER)
 RaggedTensor = _unsupported("RaggedTensor", _RAGGED)
 RaggedTensorSpec = _unsupported("RaggedTensorSpec", _RAGGED)
+ragged_fill_empty_rows = _unsupported("ragged_fill_empty_rows", _RAGGED)
+ragged_fill_empty_rows_grad = _unsupported("ragged_fill_empty_rows_grad", _RAGGED)
+function = _unsupported("function", _EAGER)

@@ -136,7 +136,8 @@ def test_enums_and_messages_match_tensorflow():
 
 
 @pytest.mark.parametrize("name", ["load_op_library", "load_library", "load_file_system_library",
-                                  "wrap_function", "RaggedTensor", "RaggedTensorSpec"])
+                                  "wrap_function", "function", "RaggedTensor", "RaggedTensorSpec",
+                                  "ragged_fill_empty_rows", "ragged_fill_empty_rows_grad"])
 def test_unsupported_names_say_why(name):
     with pytest.raises(tf.errors.UnimplementedError, match=f"tf.{name} is not supported by flowmesh: "):
         getattr(tf, name)("x")

@@ -55,3 +55,14 @@ def parallel_stack(values: Sequence[Any], name: str = "parallel_stack") -> Tenso
         raise ValueError(f"tf.parallel_stack needs fully defined shapes, got {shape} "
                          f"(values {[str(t.shape) for t in tensors]})")
     return make_tensor("ParallelConcat", tensors, {"N": len(tensors), "shape": shape}, name=name)
+
+
+register_op("CheckPinned", same_shape, not_differentiable=True)
+
+
+def check_pinned(tensor: Any, name: str | None = None) -> Tensor:
+    """``tensor`` unchanged, after checking at run time that it lies in page-locked host
+    memory (``tf.check_pinned``): ``FailedPreconditionError`` without CUDA,
+    ``InvalidArgumentError`` when not pinned."""
+    x = convert_to_tensor(tensor, name="tensor")
+    return make_tensor("CheckPinned", [x], name=name or "CheckPinned")
