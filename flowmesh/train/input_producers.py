@@ -128,7 +128,8 @@ def string_input_producer(string_tensor: Any, num_epochs: int | None = None, shu
     """A queue of strings (usually file names) for a reader (``tf.train.string_input_producer``).
 
     Args:
-        string_tensor: a 1-D string tensor or a non-empty list of strings.
+        string_tensor: a 1-D string tensor or variable (``match_filenames_once``) or a
+            non-empty list of strings.
         num_epochs, shuffle, seed, capacity, shared_name, name, cancel_op: as for
             :func:`input_producer`.
 
@@ -136,7 +137,7 @@ def string_input_producer(string_tensor: Any, num_epochs: int | None = None, shu
         ValueError: an empty list.
     """
     not_null_err = "string_input_producer requires a non-null input tensor"
-    if not isinstance(string_tensor, Tensor) and not len(string_tensor):
+    if not isinstance(string_tensor, Tensor) and not hasattr(string_tensor, "dtype") and not len(string_tensor):
         raise ValueError(not_null_err)
     from flowmesh.ops.array_ops import identity, size
     from flowmesh.ops.logging_ops import Assert
