@@ -95,6 +95,12 @@ from flowmesh.ops.nn_ops import (
     weighted_cross_entropy_with_logits,
 )
 from flowmesh.ops.nn_pool3d_ops import avg_pool3d, max_pool3d
+from flowmesh.ops.quantized_nn_ops import (
+    quantized_avg_pool,
+    quantized_conv2d,
+    quantized_max_pool,
+    quantized_relu_x,
+)
 from flowmesh.ops.sampled_losses import nce_loss, sampled_softmax_loss
 from flowmesh.ops.space_batch_ops import depth_to_space, space_to_batch, space_to_depth
 from flowmesh.ops.unigram_sampling_ops import (
@@ -112,6 +118,7 @@ from flowmesh.rnn import (
 )
 
 __all__ = [
+    "quantized_avg_pool", "quantized_conv2d", "quantized_max_pool", "quantized_relu_x",
     "fractional_avg_pool", "fractional_max_pool",
     "fixed_unigram_candidate_sampler", "learned_unigram_candidate_sampler",
     "embedding_lookup_sparse", "safe_embedding_lookup_sparse",

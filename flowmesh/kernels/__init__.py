@@ -65,6 +65,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     quantize_ops,
     queue_kinds,
     random_dist_ops,
+    quantized_nn_ops,
     random_ops,
     range_ops,
     reader_ops,

@@ -66,6 +66,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     quantize_ops,
     queue_kinds,
     random_dist_ops,
+    quantized_nn_ops,
     random_ops,
     range_ops,
     reader_ops,
