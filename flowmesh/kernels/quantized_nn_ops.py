@@ -82,7 +82,7 @@ def _quantized_avg_pool(ctx: KernelContext):
         total = nnf.avg_pool2d(nnf.pad(xn, pads), (kh, kw), stride, divisor_override=1)
         count = nnf.avg_pool2d(nnf.pad(torch.ones_like(xn[:1, :1]), pads), (kh, kw), stride,
                                divisor_override=1)
-        mean = torch.round(total / count)  # half to even, as TensorFlow's kernel
+        mean = torch.round(total / count)  # half to even, as TensorFlow's oneDNN kernel
         return (mean.permute(0, 2, 3, 1).contiguous().to(x.dtype), torch.tensor(_scalar(low)),
                 torch.tensor(_scalar(high)))
     return run

@@ -65,8 +65,9 @@ def quantized_max_pool(input: Any, min_input: Any, max_input: Any, ksize: Any,  
 
 def quantized_avg_pool(input: Any, min_input: Any, max_input: Any, ksize: Any,  # noqa: A002
                        strides: Any, padding: str, name: str | None = None) -> tuple[Tensor, Tensor, Tensor]:
-    """Average pooling of a quantized NHWC tensor, the mean truncated as TensorFlow's kernel
-    (``tf.nn.quantized_avg_pool``); returns ``(output, min_output, max_output)``."""
+    """Average pooling of a quantized NHWC tensor, the mean rounded half to even as
+    TensorFlow's default (oneDNN) kernel does; its Eigen kernel (``TF_ENABLE_ONEDNN_OPTS=0``)
+    truncates (``tf.nn.quantized_avg_pool``). Returns ``(output, min_output, max_output)``."""
     return _pool("QuantizedAvgPool", input, min_input, max_input, ksize, strides, padding, name)
 
 
