@@ -521,7 +521,7 @@ from flowmesh.ops.bitcast_ops import bitcast
 from flowmesh.ops.edit_distance_ops import edit_distance
 from flowmesh.ops.fingerprint_ops import fingerprint
 from flowmesh.ops.patches_ops import extract_image_patches, extract_volume_patches
-from flowmesh.ops.small_compat_ops import approx_top_k, conv2d_backprop_filter_v2, conv2d_backprop_input_v2
+from flowmesh.ops.small_compat_ops import approx_top_k, conv, conv2d_backprop_filter_v2, conv2d_backprop_input_v2
 from flowmesh.core.type_spec import IndexedSlicesSpec, NoneTensorSpec, OptionalSpec, TensorArraySpec, TypeSpec
 from flowmesh.type_specs import type_spec_from_value
 from flowmesh.core.dtypes import QUANTIZED_DTYPES, qint8, qint16, qint32, quint8, quint16

@@ -73,3 +73,40 @@ def approx_top_k(input: Any, k: int, reduction_dimension: int = -1, recall_targe
         if axis != rank - 1:
             values, indices = array_ops.transpose(values, inverse), array_ops.transpose(indices, inverse)
         return values, indices
+
+
+def conv(input: Any, filter: Any, strides: Any, padding: str, explicit_paddings: Any = (),  # noqa: A002
+         data_format: str = "CHANNELS_LAST", dilations: Any = (), batch_dims: int = 1, groups: int = 1,
+         name: str | None = None) -> Tensor:
+    """``tf.conv``, TensorFlow's generic convolution op over 2 or 3 spatial dimensions:
+    ``batch_dims`` leading batch dimensions, channels last or first, ``strides`` and
+    ``dilations`` with ``spatial + 2`` entries (1 on the batch and channel entries).
+
+    Raises:
+        InvalidArgumentError: malformed strides/dilations or an unsupported rank.
+        UnimplementedError: ``groups > 1`` or explicit paddings.
+    """
+    from flowmesh.ops.nn_conv3d_ops import conv3d
+    from flowmesh.ops.nn_conv_ops import conv2d
+
+    _no_explicit(explicit_paddings, "Conv")
+    if groups != 1:
+        raise UnimplementedError(None, None, "tf.conv: groups > 1 is not implemented; split the channels and "
+                                             "convolve each group")
+    with name_scope(name, "Conv", [input, filter]):
+        x, f = convert_to_tensor(input, name="input"), convert_to_tensor(filter, name="filter")
+        rank, n = x.shape.rank, (f.shape.rank or 0) - 2
+        if rank is None or n not in (2, 3) or rank != batch_dims + n + 1:
+            raise InvalidArgumentError(f"tf.conv: input tensor must be rank 4 or 5, excluding extra batch "
+                                       f"dimensions, but got rank {rank} with batch_dims={batch_dims} (filter "
+                                       f"{f.shape})")
+        strides, dilations = list(strides), list(dilations) or [1] * (n + 2)
+        if len(strides) != n + 2 or len(dilations) != n + 2:
+            raise InvalidArgumentError(f"tf.conv: strides {strides} and dilations {dilations} need {n + 2} entries")
+        last = data_format == "CHANNELS_LAST"
+        fmt = ("NHWC" if n == 2 else "NDHWC") if last else ("NCHW" if n == 2 else "NCDHW")
+        outer = array_ops.shape(x)[:batch_dims]
+        flat = array_ops.reshape(x, array_ops.concat([[-1], array_ops.shape(x)[batch_dims:]], 0))
+        op = conv3d if n == 3 else conv2d
+        out = op(flat, f, strides=strides, padding=padding, data_format=fmt, dilations=dilations)
+        return array_ops.reshape(out, array_ops.concat([outer, array_ops.shape(out)[1:]], 0))

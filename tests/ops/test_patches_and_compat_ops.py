@@ -29,6 +29,13 @@ SPECS = [
         x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "VALID"), (VOL,)),
     OpSpec("extract_volume_patches/same", lambda tf, x: tf.extract_volume_patches(
         x, [1, 3, 2, 2, 1], [1, 2, 2, 2, 1], "SAME"), (VOL,)),
+    # TensorFlow registers no gradient for Conv (flowmesh's comes from conv2d/conv3d).
+    OpSpec("conv/2d", lambda tf, x, f: tf.conv(x, f, [1, 1, 2, 1], "SAME"), (IMG, Input((2, 3, 2, 3))),
+           dynamic=False, grad=False),
+    OpSpec("conv/2d_dilated", lambda tf, x, f: tf.conv(x, f, [1, 1, 1, 1], "VALID", dilations=[1, 2, 1, 1]),
+           (IMG, Input((2, 2, 2, 3))), dynamic=False, grad=False),
+    OpSpec("conv/3d_batch_dims2", lambda tf, x, f: tf.conv(x, f, [1, 1, 1, 1, 1], "VALID", batch_dims=2),
+           (Input((2, 1, 3, 3, 3, 1)), Input((2, 2, 2, 1, 2))), dynamic=False, grad=False),
 ]
 def _filter_grad_ref(x, f, g):
     import torch
