@@ -53,7 +53,7 @@ class Iterator:
                        output_classes: Any = None) -> Iterator:
         """An uninitialised iterator for elements of this structure; start it with
         ``make_initializer(dataset)``."""
-        spec = st.specs_from(output_types, output_shapes)
+        spec = st.specs_from(output_types, output_shapes, output_classes)
         attrs = {"shared_name": shared_name or f"iterator_{next(_names)}", "container": "",
                  **_spec_attrs(spec)}
         handle = make_tensor("IteratorV2", [], attrs, name="Iterator")
@@ -63,7 +63,7 @@ class Iterator:
     def from_string_handle(string_handle: Any, output_types: Any, output_shapes: Any = None,
                            output_classes: Any = None) -> Iterator:
         """The iterator whose ``string_handle()`` value is fed to ``string_handle``."""
-        spec = st.specs_from(output_types, output_shapes)
+        spec = st.specs_from(output_types, output_shapes, output_classes)
         handle_tensor = convert_to_tensor(string_handle, dtype=dtypes.string)
         handle = make_tensor("IteratorFromStringHandleV2", [handle_tensor], _spec_attrs(spec),
                              name="IteratorFromStringHandle")
@@ -91,8 +91,9 @@ class Iterator:
         spec = dataset.element_spec
         mine = self._element_spec
         if not st.same_structure(mine, spec) or st.flat_types(mine) != st.flat_types(spec):
-            raise TypeError(f"Expected output types {st.types_of(mine)} but got dataset with "
-                            f"output types {dataset.output_types}.")
+            raise TypeError(f"Expected output types {st.types_of(mine)} (classes {st.classes_of(mine)}) "
+                            f"but got dataset with output types {dataset.output_types} (classes "
+                            f"{st.classes_of(spec)}); pass output_classes= for SparseTensor components.")
         for a, b in zip(st.flatten(mine), st.flatten(spec)):
             if not a.shape.is_compatible_with(b.shape):
                 raise TypeError(f"Expected output shapes compatible with {st.shapes_of(mine)} but "

@@ -186,20 +186,23 @@ def classes_of(structure: Any) -> Any:
     return map_structure(cls, structure)
 
 
-def specs_from(types: Any, shapes: Any = None) -> Any:
-    """An element spec from nested ``output_types`` and (optionally) ``output_shapes``.
+def specs_from(types: Any, shapes: Any = None, classes: Any = None) -> Any:
+    """An element spec from nested ``output_types`` and (optionally) ``output_shapes`` and
+    ``output_classes`` (``tf.SparseTensor`` leaves become :class:`SparseTensorSpec`).
 
     Raises:
-        ValueError: the two structures do not match.
+        ValueError: the structures do not match.
     """
     if shapes is None:
-        return map_structure(lambda t: TensorSpec(None, t), types)
-    if not same_structure(types, shapes) and is_nested(types):
-        raise ValueError(f"output_types {types!r} and output_shapes {shapes!r} do not have the "
-                         "same structure")
+        shapes = map_structure(lambda t: None, types)
+    for other, what in ((shapes, "output_shapes"), (classes, "output_classes")):
+        if other is not None and is_nested(types) and not same_structure(types, other):
+            raise ValueError(f"output_types {types!r} and {what} {other!r} do not have the same structure")
     flat_t = flatten(types)
     flat_s = flatten(shapes) if is_nested(types) else [shapes]
-    return pack(types, [TensorSpec(s, t) for t, s in zip(flat_t, flat_s)])
+    flat_c = [None] * len(flat_t) if classes is None else (flatten(classes) if is_nested(types) else [classes])
+    return pack(types, [SparseTensorSpec(s, t) if getattr(c, "__name__", "") == "SparseTensor" else TensorSpec(s, t)
+                        for t, s, c in zip(flat_t, flat_s, flat_c)])
 
 
 def most_specific_compatible(a: Any, b: Any) -> Any:

@@ -67,7 +67,23 @@ def _specs(lib):
             {k: v.name for k, v in lib.data.get_output_types(ds).items()})
 
 
-@pytest.mark.parametrize("script", [_slices, _parsed, _specs], ids=["slices", "parsed", "specs"])
+def _reinitializable(lib):
+    a = lib.data.Dataset.from_tensor_slices((lib.SparseTensor([[0, 1], [2, 0]], [1, 2], [3, 2]), [1, 2, 3]))
+    b = lib.data.Dataset.from_tensor_slices((lib.SparseTensor([[1, 1]], [5], [2, 2]), [7, 8]))
+    a, b = a.batch(2), b.batch(2)
+    iterator = lib.data.Iterator.from_structure(lib.data.get_output_types(a), lib.data.get_output_shapes(a),
+                                                output_classes=lib.data.get_output_classes(a))
+    nxt = iterator.get_next()
+    out = []
+    with lib.Session() as sess:
+        for dataset in (a, b):
+            sess.run(iterator.make_initializer(dataset))
+            out.append(_as_plain(sess.run(nxt)))
+    return out
+
+
+@pytest.mark.parametrize("script", [_slices, _parsed, _specs, _reinitializable],
+                         ids=["slices", "parsed", "specs", "from_structure"])
 def test_sparse_elements_match_tensorflow(script):
     tf1 = require_tensorflow()
     with tf1.Graph().as_default():
