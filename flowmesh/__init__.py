@@ -363,7 +363,12 @@ from flowmesh.execution_mode import (
 from flowmesh import compat
 from flowmesh import data, io, python_io, queue, sparse
 from flowmesh.core.sparse_tensor import SparseTensor, SparseTensorValue
-from flowmesh.ops.parsing_config import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
+from flowmesh.ops.parsing_config import (
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    SparseFeature,
+    VarLenFeature,
+)
 from flowmesh.ops.parsing_ops import parse_example, parse_single_example, parse_single_sequence_example
 from flowmesh.ops.sparse_ops import sparse_tensor_to_dense, sparse_to_dense
 from flowmesh.ops.sparse_tf1 import (  # noqa: F401 - TF1's top-level sparse_* spellings

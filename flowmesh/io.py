@@ -30,7 +30,12 @@ from flowmesh.ops.image_decode_ops import (
 )
 from flowmesh.ops.image_ops import decode_jpeg, decode_png, encode_jpeg, encode_png
 from flowmesh.ops.parse_sequence_batch_ops import parse_sequence_example
-from flowmesh.ops.parsing_config import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
+from flowmesh.ops.parsing_config import (
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    SparseFeature,
+    VarLenFeature,
+)
 from flowmesh.ops.parsing_ops import parse_example, parse_single_example, parse_single_sequence_example
 from flowmesh.ops.proto_codec_ops import decode_proto, encode_proto
 from flowmesh.ops.queue_kinds import PaddingFIFOQueue, PriorityQueue, RandomShuffleQueue
@@ -52,5 +57,5 @@ __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "TFRecordCompressionTyp
            "serialize_tensor", "write_file", "write_graph", "decode_and_crop_jpeg", "decode_bmp",
            "decode_compressed", "decode_gif", "decode_image", "decode_jpeg", "decode_json_example",
            "decode_jxl", "decode_png", "decode_webp", "deserialize_many_sparse", "encode_jpeg",
-           "encode_png", "extract_jpeg_shape", "is_jpeg", "parse_sequence_example", "decode_proto", "encode_proto", "serialize_many_sparse", "serialize_sparse",
+           "encode_png", "extract_jpeg_shape", "is_jpeg", "parse_sequence_example", "SparseFeature", "decode_proto", "encode_proto", "serialize_many_sparse", "serialize_sparse",
            "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue", "match_filenames_once"]

@@ -1,4 +1,5 @@
-"""Parsing specs for ``tf.train.Example`` features: ``FixedLenFeature`` and ``VarLenFeature``
+"""Parsing specs for ``tf.train.Example`` features: ``FixedLenFeature``, ``VarLenFeature`` and
+``SparseFeature``
 (TensorFlow's ``parsing_config``). ``make_parse_example_spec`` of the feature columns returns
 them; the Example parsers of ``tf.io`` read them."""
 
@@ -34,3 +35,14 @@ class FixedLenSequenceFeature(collections.namedtuple(
                 default_value: Any = None) -> FixedLenSequenceFeature:
         return super().__new__(cls, tuple(shape), dtypes.as_dtype(dtype), allow_missing,
                                default_value)
+
+
+class SparseFeature(collections.namedtuple(
+        "SparseFeature", ["index_key", "value_key", "dtype", "size", "already_sorted"])):
+    """A sparse feature from an index feature (or a list of them) and a value feature
+    (``tf.io.SparseFeature``): the parsers read both as ``VarLenFeature``s and place each value
+    at its index in a ``SparseTensor`` of dense shape ``size`` (a list for several indices)."""
+
+    def __new__(cls, index_key: Any, value_key: str, dtype: Any, size: Any,
+                already_sorted: bool = False) -> SparseFeature:
+        return super().__new__(cls, index_key, value_key, dtypes.as_dtype(dtype), size, already_sorted)

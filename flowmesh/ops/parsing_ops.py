@@ -167,11 +167,14 @@ def _parse(serialized: Any, features: Mapping[str, Any], single: bool, name: str
     if tensor.shape.rank not in (None, want):
         raise ValueError(f"{name}: serialized must be a {'scalar' if single else 'vector'}, got "
                          f"shape {tensor.shape}")
-    attrs = _specs_to_attrs(features, "", sequence_ok=True)
+    from flowmesh.ops.sparse_feature_parsing import construct, expand
+
+    plain, sparse = expand(features)
+    attrs = _specs_to_attrs(plain, "", sequence_ok=True)
     attrs["single"] = single
     op = make_op("ParseExample", [tensor], attrs, name=name)
     result, _ = _unpack(op.outputs, attrs, "")
-    return result
+    return construct(result, sparse, features) if sparse else result
 
 
 def parse_single_sequence_example(serialized: Any, context_features: Mapping[str, Any] | None = None,
