@@ -155,13 +155,18 @@ def test_masked_fit_follows_tf_keras():
         expected = reference.fit(IDS, y, epochs=4, batch_size=4, shuffle=False, verbose=0,
                                  sample_weight=sample_weight).history
         expected_eval = reference.evaluate(IDS, y, verbose=0)
+        # Two batches with different numbers of real steps: the epoch accuracy is the mean
+        # over all real steps (tf-keras's stateful metric), the loss a per-sample mean.
+        expected_two = reference.evaluate(IDS, y, batch_size=2, verbose=0)
     with tf.Graph().as_default():
         ours = _tagger(tf)
         ours.set_weights(weights)
         got = ours.fit(IDS, y, epochs=4, batch_size=4, shuffle=False, verbose=0,
                        sample_weight=sample_weight).history
         got_eval = ours.evaluate(IDS, y, verbose=0)
+        got_two = ours.evaluate(IDS, y, batch_size=2, verbose=0)
     np.testing.assert_allclose(got["loss"], expected["loss"], rtol=1e-4)
     np.testing.assert_allclose(got["accuracy"], expected["accuracy"], atol=1e-6)
     np.testing.assert_allclose(got_eval, expected_eval, rtol=1e-4)
+    np.testing.assert_allclose(got_two, expected_two, rtol=1e-4)
     assert got["loss"][-1] < got["loss"][0]

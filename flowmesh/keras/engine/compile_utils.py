@@ -83,6 +83,8 @@ class TrainingGraph:
         self.targets, self.sample_weights = [], []
         per_output_losses = []
         metric_tensors = []
+        self.metric_counts: list[Any] = []
+        self.metric_count_slots: list[int | None] = []
         with self.graph.name_scope(None):
             for i, (out, fn) in enumerate(zip(outputs, config.loss_fns)):
                 name = config.output_names[i]
@@ -102,8 +104,13 @@ class TrainingGraph:
                 with self.graph.name_scope("metrics"):
                     for _, metric in config.metric_specs[i]:
                         values = math_ops.cast(metric(target, out), dtypes.float32)
-                        metric_tensors.append(reduce_mean(values) if mask is None else
-                                              masked_mean(values, mask))
+                        if mask is None:
+                            metric_tensors.append(reduce_mean(values))
+                            self.metric_count_slots.append(None)
+                            continue
+                        metric_tensors.append(masked_mean(values, mask))
+                        self.metric_count_slots.append(len(self.metric_counts))
+                        self.metric_counts.append(_reduce_sum(math_ops.cast(mask, dtypes.float32)))
             total = per_output_losses[0] if len(per_output_losses) == 1 else math_ops.add_n(per_output_losses)
             regularization = [loss for loss in model.losses]
             if regularization:
@@ -117,7 +124,7 @@ class TrainingGraph:
 
     def train_fetches(self) -> list[Any]:
         """``[train op, loss, metric means...]`` for one training step."""
-        return [self.train_op(), self.total_loss] + self.metric_tensors
+        return [self.train_op(), self.total_loss] + self.metric_tensors + self.metric_counts
 
     def train_op(self) -> Any:
         """The optimizer step grouped with the model's update ops (built on first use)."""

@@ -14,6 +14,7 @@ from flowmesh.keras.callbacks.base import Callback, CallbackList
 from flowmesh.keras.callbacks.history import History, ProgbarLogger
 from flowmesh.keras.engine import data_adapter, distributed_training
 from flowmesh.keras.engine import parameter_server_training as ps_training
+from flowmesh.keras.engine.epoch_means import EpochMeans, count_fetches
 
 
 def _prepare_x(model: Any, x: Any) -> list[np.ndarray]:
@@ -147,21 +148,18 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
     initial_epoch = max(initial_epoch, model.__dict__.pop("_resume_epoch", 0))
     for epoch in range(initial_epoch, epochs):
         cbs.on_epoch_begin(epoch)
-        totals = np.zeros(len(names))
-        seen = 0
+        means = EpochMeans(graph, names)
         for step, index in enumerate(_indices(n, batch_size, shuffle, rng, steps_per_epoch)):
             cbs.on_train_batch_begin(step, {"batch": step, "size": len(index)})
             feed = graph.feed([a[index] for a in xs], [a[index] for a in ys],
                               None if weights is None else [w[index] if w is not None else None for w in weights],
                               training=True)
-            values = session.run(fetches, feed)[1:]
-            totals += np.asarray(values, dtype=np.float64) * len(index)
-            seen += len(index)
-            logs = {"batch": step, "size": len(index), **dict(zip(names, (float(v) for v in values)))}
+            values = means.add(session.run(fetches, feed)[1:], len(index))
+            logs = {"batch": step, "size": len(index), **dict(zip(names, values))}
             cbs.on_train_batch_end(step, logs)
             if model.stop_training:
                 break
-        epoch_logs = dict(zip(names, (float(v) for v in totals / max(seen, 1))))
+        epoch_logs = dict(zip(names, means.means()))
         if val is not None and (epoch + 1) % validation_freq == 0:
             val_logs = _test_arrays(model, val[0], val[1], val[2], batch_size, CallbackList())
             epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
@@ -199,21 +197,19 @@ def _test_arrays(model: Any, xs: list, ys: list, weights: Any, batch_size: int,
                  cbs: CallbackList) -> dict[str, float]:
     graph = model._graph_for(ys)
     session = backend.get_session()
-    fetches = [graph.total_loss] + graph.metric_tensors
+    fetches = [graph.total_loss] + graph.metric_tensors + count_fetches(graph)
     names = model.metrics_names
     n = len(xs[0])
-    totals = np.zeros(len(names))
+    means = EpochMeans(graph, names)
     cbs.on_test_begin()
     for step, start in enumerate(range(0, n, batch_size)):
         index = slice(start, start + batch_size)
         cbs.on_test_batch_begin(step, {"batch": step})
         feed = graph.feed([a[index] for a in xs], [a[index] for a in ys],
                           None if weights is None else [w[index] if w is not None else None for w in weights])
-        values = session.run(fetches, feed)
-        size = min(batch_size, n - start)
-        totals += np.asarray(values, dtype=np.float64) * size
-        cbs.on_test_batch_end(step, dict(zip(names, (float(v) for v in values))))
-    logs = dict(zip(names, (float(v) for v in totals / max(n, 1))))
+        values = means.add(session.run(fetches, feed), min(batch_size, n - start))
+        cbs.on_test_batch_end(step, dict(zip(names, values)))
+    logs = dict(zip(names, means.means()))
     cbs.on_test_end(logs)
     return logs
 
@@ -297,7 +293,7 @@ def _fit_dataset(model: Any, dataset: Any, epochs: int, verbose: int, callbacks:
     initial_epoch = max(initial_epoch, model.__dict__.pop("_resume_epoch", 0))
     for epoch in range(initial_epoch, epochs):
         cbs.on_epoch_begin(epoch)
-        totals, seen, step = np.zeros(len(names)), 0, 0
+        means, step = EpochMeans(graph, names), 0
         while steps_per_epoch is None or step < steps_per_epoch:
             batch = pending if pending is not None else batches.next()
             pending = None
@@ -310,14 +306,13 @@ def _fit_dataset(model: Any, dataset: Any, epochs: int, verbose: int, callbacks:
             bx, by, bw = batch
             size = len(bx[0])
             cbs.on_train_batch_begin(step, {"batch": step, "size": size})
-            values = session.run(fetches, graph.feed(bx, by, None if bw is None else [bw], training=True))[1:]
-            totals += np.asarray(values, dtype=np.float64) * size
-            seen += size
-            cbs.on_train_batch_end(step, {"batch": step, "size": size, **dict(zip(names, map(float, values)))})
+            values = means.add(session.run(fetches, graph.feed(bx, by, None if bw is None else [bw],
+                                                               training=True))[1:], size)
+            cbs.on_train_batch_end(step, {"batch": step, "size": size, **dict(zip(names, values))})
             step += 1
             if model.stop_training:
                 break
-        epoch_logs = dict(zip(names, (float(v) for v in totals / max(seen, 1))))
+        epoch_logs = dict(zip(names, means.means()))
         if validation_data is not None and (epoch + 1) % validation_freq == 0:
             if data_adapter.is_dataset(validation_data):
                 val_logs = _evaluate_dataset(model, validation_data, validation_steps)
@@ -336,7 +331,7 @@ def _evaluate_dataset(model: Any, dataset: Any, steps: int | None) -> dict[str, 
     session = backend.get_session()
     batches = data_adapter.DatasetBatches(dataset, session)
     names = model.metrics_names
-    totals, seen, step = np.zeros(len(names)), 0, 0
+    means, step = None, 0
     while steps is None or step < steps:
         batch = batches.next()
         if batch is None:
@@ -345,12 +340,11 @@ def _evaluate_dataset(model: Any, dataset: Any, steps: int | None) -> dict[str, 
         if step == 0:
             _prepare_x(model, bx if len(bx) > 1 else bx[0])
         graph = model._graph_for(by)
-        values = backend.get_session().run([graph.total_loss] + graph.metric_tensors,
-                                           graph.feed(bx, by, None if bw is None else [bw]))
-        totals += np.asarray(values, dtype=np.float64) * len(bx[0])
-        seen += len(bx[0])
+        means = means or EpochMeans(graph, names)
+        means.add(backend.get_session().run([graph.total_loss] + graph.metric_tensors + count_fetches(graph),
+                                            graph.feed(bx, by, None if bw is None else [bw])), len(bx[0]))
         step += 1
-    return dict(zip(names, (float(v) for v in totals / max(seen, 1))))
+    return dict(zip(names, means.means() if means is not None else [0.0] * len(names)))
 
 
 def _predict_dataset(model: Any, dataset: Any, steps: int | None) -> Any:

@@ -1,0 +1,42 @@
+"""Epoch values of the loss and metrics from per-batch values, as tf-keras reports them.
+
+The loss is averaged over samples (each batch weighs its size). A metric of a masked output
+is a mean over the unmasked elements of the whole epoch (tf-keras's stateful ``Mean``
+with the mask as sample weight), so its batches weigh their unmasked counts; the training
+graph fetches those counts after the metrics (``metric_counts``, ``metric_count_slots``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def count_fetches(graph: Any) -> list[Any]:
+    """The extra tensors to fetch after the loss and metrics (unmasked counts)."""
+    return list(getattr(graph, "metric_counts", []))
+
+
+class EpochMeans:
+    """Accumulates ``[loss, *metrics, *counts]`` batch values into epoch means."""
+
+    def __init__(self, graph: Any, names: list[str]):
+        self.size = len(names)
+        self.slots = list(getattr(graph, "metric_count_slots", [])) or [None] * (self.size - 1)
+        self.sums = np.zeros(self.size)
+        self.weights = np.zeros(self.size)
+
+    def add(self, values: Any, batch_size: int) -> list[float]:
+        """Adds one batch; returns its ``[loss, *metrics]`` values."""
+        values = [float(v) for v in values]
+        main, counts = values[:self.size], values[self.size:]
+        # Graphs that fetch no counts (the distributed step) weigh every metric by batch size.
+        weights = [float(batch_size)] + [counts[slot] if slot is not None and slot < len(counts)
+                                         else float(batch_size) for slot in self.slots]
+        self.sums += np.asarray(main) * weights
+        self.weights += weights
+        return main
+
+    def means(self) -> list[float]:
+        return [float(s / w) if w > 0 else 0.0 for s, w in zip(self.sums, self.weights)]
