@@ -523,6 +523,7 @@ from flowmesh.framework_flags import (
     enable_v2_tensorshape,
 )
 from flowmesh.ops.bitcast_ops import bitcast
+from flowmesh.ops.session_ops import delete_session_tensor, get_session_handle, get_session_tensor
 from flowmesh.ops.edit_distance_ops import edit_distance
 from flowmesh.ops.fingerprint_ops import fingerprint
 from flowmesh.ops.patches_ops import extract_image_patches, extract_volume_patches

@@ -76,6 +76,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     search_ops,
     segment_ops,
     select_ops,
+    session_ops,
     sobol_ops,
     sparse_count_ops,
     sparse_element_ops,

@@ -77,6 +77,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     search_ops,
     segment_ops,
     select_ops,
+    session_ops,
     space_batch_ops,
     sparse_element_ops,
     sparse_ops,
