@@ -46,8 +46,10 @@ from flowmesh.ops.sparse_serialize_ops import (
 )
 from flowmesh.train.graph_io import write_graph
 from flowmesh.train.input_producers import match_filenames_once
+from flowmesh.unsupported import RAGGED as _RAGGED
 from flowmesh.unsupported import unsupported as _unsupported
 
+RaggedFeature = _unsupported("io.RaggedFeature", _RAGGED)
 decode_jxl = _unsupported("io.decode_jxl", "JPEG XL decoding needs libjxl, which neither flowmesh "
                           "nor Pillow (its image codec) bundles; convert the images to PNG or WebP")
 
@@ -57,5 +59,5 @@ __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "TFRecordCompressionTyp
            "serialize_tensor", "write_file", "write_graph", "decode_and_crop_jpeg", "decode_bmp",
            "decode_compressed", "decode_gif", "decode_image", "decode_jpeg", "decode_json_example",
            "decode_jxl", "decode_png", "decode_webp", "deserialize_many_sparse", "encode_jpeg",
-           "encode_png", "extract_jpeg_shape", "is_jpeg", "parse_sequence_example", "SparseFeature", "decode_proto", "encode_proto", "serialize_many_sparse", "serialize_sparse",
+           "encode_png", "extract_jpeg_shape", "is_jpeg", "parse_sequence_example", "SparseFeature", "RaggedFeature", "decode_proto", "encode_proto", "serialize_many_sparse", "serialize_sparse",
            "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue", "match_filenames_once"]
