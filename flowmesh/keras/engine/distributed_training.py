@@ -116,6 +116,7 @@ class DistributedTrainingGraph(TrainingGraph):
             outputs = nest.flatten(model(xs[0] if len(xs) == 1 else xs, training=True))
             total, metric_sums = None, []
             for i, (out, y, w, fn) in enumerate(zip(outputs, ys, ws, config.loss_fns)):
+                _refuse_masked(model, out)
                 per_sample = fn.call(y, out) if isinstance(fn, losses_lib.Loss) else fn(y, out)
                 while per_sample.shape.rank is not None and per_sample.shape.rank > 1:
                     per_sample = reduce_mean(per_sample, axis=-1)
@@ -136,3 +137,15 @@ class DistributedTrainingGraph(TrainingGraph):
             return total, metric_sums, group(apply, *updates)
 
         return step
+
+
+def _refuse_masked(model: Any, output: Any) -> None:
+    """Masked losses are not split across replicas yet: say so instead of ignoring the mask."""
+    from flowmesh.keras.engine.keras_mask import get_mask
+
+    if get_mask(output) is not None:
+        raise NotImplementedError(
+            f"Model {model.name}: fit under a distribution strategy does not support masked "
+            "outputs (Masking / Embedding(mask_zero=True) reaching the output) yet; train without "
+            "the strategy, or end the model with a layer that drops the mask (e.g. an RNN "
+            "without return_sequences).")
