@@ -192,6 +192,8 @@ MAX_NP = Setting("FLOWMESH_MAX_NP", -1, int, "most ranks of an elastic job")
 ELASTIC_ID = Setting("FLOWMESH_ELASTIC_ID", "", str, "member id in an elastic job")
 FUSED_RNN = Setting("FLOWMESH_FUSED_RNN", 1, int,
                     "1: dynamic_rnn of a standard LSTM runs one fused op (torch's LSTM)")
+ONEDNN_MATMUL = Setting("FLOWMESH_ONEDNN_MATMUL", 1, int,
+                      "1: fp32 CPU MatMul runs on oneDNN where measured faster than MKL")
 ELASTIC_TIMEOUT_S = Setting("FLOWMESH_ELASTIC_TIMEOUT_S", 120.0, float,
                             "longest elastic rendezvous wait in seconds")
 EVAL_CHECKPOINTS = Setting("FLOWMESH_EVAL_CHECKPOINTS", "model_dir", str,

@@ -6,12 +6,15 @@ from typing import Any
 
 import torch
 
+from flowmesh.kernels import onednn_matmul
 from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
 
 
 @kernel("MatMul")
 def _matmul(ctx: KernelContext):
     ta, tb = ctx.attr("transpose_a"), ctx.attr("transpose_b")
+    if onednn_matmul.usable(ctx.torch_device, ctx.input_dtypes):
+        return onednn_matmul.matmul_fn(ta, tb)
     if not ta and not tb:
         return torch.matmul
     if ta and tb:

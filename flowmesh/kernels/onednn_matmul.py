@@ -1,0 +1,77 @@
+"""fp32 CPU MatMul through oneDNN (``torch.ops.mkldnn._linear_pointwise``) where it wins.
+
+torch's ``mm`` on CPU calls MKL's sgemm, which picks weak code paths on AMD CPUs: for the
+Keras MLP's 128x784x256 matmul it measured ~2x slower than oneDNN's inner product (the
+kernel TensorFlow itself uses). ``_linear_pointwise(a, w, None, "none", [], "")`` computes
+``a @ w.T`` on plain strided fp32 tensors, so ``a @ b`` is ``_linear_pointwise(a, b.mT)``
+with no copy. The results differ from MKL's only in float32 summation order.
+
+oneDNN is used for 2-D operands whose inner dimension is >= ``MIN_K`` (below that MKL's
+small-matrix path wins) and, for ``transpose_a`` (the weight gradient ``x^T @ g``), whose
+output width is >= ``MIN_N_TRANSPOSED_A`` (oneDNN lost there at 2 threads). Anything else
+(batched, strided views oneDNN rejects, empty, other dtypes, torch built without mkldnn,
+``FLOWMESH_ONEDNN_MATMUL=0``) goes to ``torch.matmul``. Figures: benchmarks/RESULTS.md,
+"Keras fit (issue 15)".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from flowmesh import config
+from flowmesh.core import dtypes
+
+MIN_K = 64
+MIN_N_TRANSPOSED_A = 64
+
+_available: bool | None = None
+
+
+def available() -> bool:
+    """Whether this torch has a working oneDNN ``_linear_pointwise`` (probed once)."""
+    global _available
+    if _available is None:
+        _available = _probe()
+    return _available
+
+
+def _probe() -> bool:
+    try:
+        if not torch.backends.mkldnn.is_available():
+            return False
+        op = torch.ops.mkldnn._linear_pointwise
+        a = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+        out = op(a, a, None, "none", [], "")
+        return bool(torch.equal(out, a @ a.mT))
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def usable(device: torch.device, input_dtypes: list[dtypes.DType]) -> bool:
+    """Whether a MatMul placed on ``device`` with these input dtypes may take oneDNN."""
+    return (device.type == "cpu" and all(d == dtypes.float32 for d in input_dtypes)
+            and bool(config.ONEDNN_MATMUL.get()) and available())
+
+
+def _plain(t: Any) -> bool:
+    """Row- or column-major 2-D (the strides oneDNN's inner product accepts)."""
+    return t.is_contiguous() or t.mT.is_contiguous()
+
+
+def matmul_fn(transpose_a: bool, transpose_b: bool) -> Callable[[Any, Any], Any]:
+    """The MatMul kernel for these transposes: oneDNN where it wins, else torch.matmul."""
+    linear = torch.ops.mkldnn._linear_pointwise
+    min_n = MIN_N_TRANSPOSED_A if transpose_a else 1
+
+    def run(a: Any, b: Any) -> Any:
+        a = a.mT if transpose_a else a
+        w = b if transpose_b else b.mT  # [n, k]: _linear_pointwise computes a @ w.T
+        if (a.dim() == 2 and w.dim() == 2 and a.shape[1] >= MIN_K and a.shape[0] > 0
+                and w.shape[0] >= min_n and a.shape[1] == w.shape[1] and _plain(a) and _plain(w)):
+            return linear(a, w, None, "none", [], "")
+        return torch.matmul(a, w.mT)
+
+    return run
