@@ -52,10 +52,16 @@ def _xent(logits: Any, labels: Any) -> tuple[Any, Any]:
     return loss, torch.exp(log_probs) - labels
 
 
+def _out_of_range(idx: Any, classes: int) -> bool:
+    """Whether any label is outside ``[0, classes)``: one min/max pass, one sync."""
+    lo, hi = torch.aminmax(idx)
+    return int(lo) < 0 or int(hi) >= classes
+
+
 def _sparse_xent(logits: Any, labels: Any) -> tuple[Any, Any]:
     classes = logits.shape[-1]
     idx = labels.long()
-    if idx.numel() and (bool((idx < 0).any()) or bool((idx >= classes).any())):
+    if idx.numel() and _out_of_range(idx, classes):
         bad = idx[(idx < 0) | (idx >= classes)][0]
         raise InvalidArgumentError(
             f"Received a label value of {int(bad)} which is outside the valid range of "
