@@ -43,16 +43,17 @@ def _steps_for(nbytes: int) -> int:
 
 
 def _raw_gloo() -> Any:
-    """A plain torch.distributed gloo group on the launcher's store (the peer)."""
-    import datetime
-
+    """A plain torch.distributed gloo group on the launcher's store (the peer). The store
+    is flowmesh's authenticated one, so the peer connects with flowmesh's client (a
+    ``torch.distributed.Store``); torch's own TCPStore client is refused by it."""
     import torch.distributed as dist
 
     from flowmesh import config
+    from flowmesh.collective.backends.torch_dist import connect_store
     from flowmesh.collective.world import split_address
 
     host, port = split_address(config.RENDEZVOUS.get(), "FLOWMESH_RENDEZVOUS")
-    store = dist.TCPStore(host, port, None, False, timeout=datetime.timedelta(seconds=60))
+    store = connect_store(host, port, False, None, 60.0)
     dist.init_process_group("gloo", store=dist.PrefixStore("bench-gloo", store),
                             rank=config.RANK.get(), world_size=config.SIZE.get())
     return dist

@@ -284,13 +284,14 @@ def worker(args: argparse.Namespace) -> None:
 
     import flowmesh.collective as hvd
     from flowmesh import config
+    from flowmesh.collective.backends.torch_dist import connect_store
     from flowmesh.collective.world import split_address
 
     torch.set_num_threads(1)
     hvd.init()
     rank = hvd.rank()
     host, port = split_address(config.RENDEZVOUS.get(), "FLOWMESH_RENDEZVOUS")
-    store = dist.TCPStore(host, port, None, False)
+    store = connect_store(host, port, False, None, 60.0)  # flowmesh's authenticated store
     dist.init_process_group("gloo", store=dist.PrefixStore("scaling-ddp", store), rank=rank,
                             world_size=2)
     peers = [p for p in args.peers.split(",") if p]
