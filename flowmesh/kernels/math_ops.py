@@ -34,9 +34,10 @@ for _op_type, _fn in {
     "SquaredDifference": lambda x, y: torch.square(x - y),
     "Xlogy": lambda x, y: torch.where(x == 0, torch.zeros_like(x), x * torch.log(y)),
     "Xdivy": lambda x, y: torch.where(x == 0, torch.zeros_like(x), x / y),
-    "DivNoNan": lambda x, y: torch.where(y == 0, torch.zeros_like(x * y), x / torch.where(
-        y == 0, torch.ones_like(y), y)),
-    "MulNoNan": lambda x, y: torch.where(y == 0, torch.zeros_like(x * y), x * y),
+    # x / 0 is inf or nan (no error) and masked: 3 torch calls instead of 7 (the Keras loss's
+    # scalar DivNoNan ran ~20 us a step).
+    "DivNoNan": lambda x, y: torch.where(y == 0, 0, x / y),
+    "MulNoNan": lambda x, y: torch.where(y == 0, 0, x * y),
 }.items():
     simple_kernel(_op_type, _fn)
 
