@@ -45,6 +45,7 @@ def _run(K, graph_ctx, make, optimizer, weights, fit_kwargs, x, y):
     return weights, history.history, evaluation, prediction
 
 
+SEED = 0
 CASES = {
     "mlp_sgd": (_mlp, lambda K: K.optimizers.legacy.SGD(0.2), {"epochs": 3, "batch_size": 32}),
     "mlp_adam_validation": (_mlp, lambda K: K.optimizers.legacy.Adam(0.01),
@@ -52,7 +53,7 @@ CASES = {
     "mlp_momentum_class_weight": (_mlp, lambda K: K.optimizers.legacy.SGD(0.05, momentum=0.9),
                                   {"epochs": 2, "batch_size": 40,
                                    "class_weight": {i: 1.0 + 0.1 * i for i in range(10)}}),
-    "cnn_batchnorm_sgd": (_cnn, lambda K: K.optimizers.legacy.SGD(0.1), {"epochs": 2, "batch_size": 48}),
+    "cnn_batchnorm_sgd": (_cnn, lambda K: K.optimizers.legacy.SGD(0.05), {"epochs": 2, "batch_size": 48}),
 }
 
 
@@ -65,6 +66,10 @@ def test_fit_matches_tensorflow_keras(case):
     with theirs_graph.as_default():  # one thread: TensorFlow's reductions in a fixed order
         from tf_keras.src import backend as tf_keras_backend
 
+        # Fixed initial weights: from some random draws the CNN's curve is chaotic (a ReLU or
+        # max-pool tie flips on a 1e-7 difference; 2 of 12 seeds at SGD(0.1) drifted ~1e-3
+        # from TensorFlow), so a fresh draw per run made this test fail now and then.
+        tf1.set_random_seed(SEED)
         tf_keras_backend.set_session(tf1.Session(graph=theirs_graph, config=session_config(tf1)))
     weights, theirs, their_eval, their_pred = _run(tf_keras, theirs_graph.as_default(), make, optimizer, None,
                                                    fit_kwargs, x, y)
