@@ -61,11 +61,6 @@ def _plain(t: Any) -> bool:
     return t.is_contiguous() or t.mT.is_contiguous()
 
 
-def _eligible(a: Any, w: Any, min_n: int) -> bool:
-    return (a.dim() == 2 and w.dim() == 2 and a.shape[1] >= MIN_K and a.shape[0] > 0
-            and w.shape[0] >= min_n and a.shape[1] == w.shape[1] and _plain(a) and _plain(w))
-
-
 def matmul_fn(transpose_a: bool, transpose_b: bool) -> Callable[[Any, Any], Any]:
     """The MatMul kernel for these transposes: oneDNN where it wins, else torch.matmul."""
     linear = torch.ops.mkldnn._linear_pointwise
@@ -74,31 +69,9 @@ def matmul_fn(transpose_a: bool, transpose_b: bool) -> Callable[[Any, Any], Any]
     def run(a: Any, b: Any) -> Any:
         a = a.mT if transpose_a else a
         w = b if transpose_b else b.mT  # [n, k]: _linear_pointwise computes a @ w.T
-        if _eligible(a, w, min_n):
+        if (a.dim() == 2 and w.dim() == 2 and a.shape[1] >= MIN_K and a.shape[0] > 0
+                and w.shape[0] >= min_n and a.shape[1] == w.shape[1] and _plain(a) and _plain(w)):
             return linear(a, w, None, "none", [], "")
         return torch.matmul(a, w.mT)
-
-    run.onednn_transposes = (transpose_a, transpose_b)  # type: ignore[attr-defined]
-    return run
-
-
-def fused_fn(matmul: Callable[[Any, Any], Any], bias_add: Callable[[Any, Any], Any],
-             relu: Callable[[Any], Any] | None) -> Callable[[Any, Any, Any], Any]:
-    """``relu(bias_add(matmul(a, b), bias))`` as one oneDNN call (bias and ReLU as its
-    post-ops) where :func:`matmul_fn` would take oneDNN; the three kernels otherwise."""
-    transpose_a, transpose_b = matmul.onednn_transposes  # type: ignore[attr-defined]
-    linear = torch.ops.mkldnn._linear_pointwise
-    min_n = MIN_N_TRANSPOSED_A if transpose_a else 1
-    post = "relu" if relu is not None else "none"
-    scalars = [None] if relu is not None else []
-
-    def run(a: Any, b: Any, bias: Any) -> Any:
-        x = a.mT if transpose_a else a
-        w = b if transpose_b else b.mT
-        if (_eligible(x, w, min_n) and bias.dim() == 1 and bias.shape[0] == w.shape[0]
-                and bias.dtype == torch.float32 and bias.is_contiguous()):
-            return linear(x, w, bias, post, scalars, "")
-        y = bias_add(matmul(a, b), bias)
-        return relu(y) if relu is not None else y
 
     return run

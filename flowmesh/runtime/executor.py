@@ -33,7 +33,6 @@ from flowmesh.errors import (
 )
 from flowmesh.runtime.forwarding import forward_buffers
 from flowmesh.runtime.fusion import fuse_updates
-from flowmesh.runtime.linear_fusion import fuse_linear
 from flowmesh.runtime.memoize import memoize_shape_nodes
 
 _program_ids = itertools.count()
@@ -71,8 +70,7 @@ class Program:
         self.feed_keys = list(feed_keys)
         self.fetch_keys = list(fetch_keys)
         nodes, stable = memoize_shape_nodes(fuse_updates(nodes))
-        nodes = forward_buffers(nodes, self.feed_keys, self.fetch_keys, stable)
-        self.nodes = fuse_linear(nodes, self.feed_keys, self.fetch_keys)
+        self.nodes = forward_buffers(nodes, self.feed_keys, self.fetch_keys, stable)
         self.name = name
         self._id = next(_program_ids)
         self._local_names: dict[Hashable, str] = {}
