@@ -102,8 +102,10 @@ def test_supervisor_writes_summaries_step_rate_and_a_stop_log(tmp_path) -> None:
     sv = tf.train.Supervisor(logdir=str(tmp_path), save_summaries_secs=0.05, save_model_secs=0)
     with sv.managed_session() as sess:
         deadline = time.monotonic() + 20
-        while len(_scalars(_events(tmp_path), "loss")) < 2:  # the summary thread runs every 50 ms
-            assert time.monotonic() < deadline, "the supervisor wrote no summaries"
+        # The summary and step-rate threads run every 50 ms each; the rate needs two passes.
+        while (len(_scalars(_events(tmp_path), "loss")) < 2
+               or not _scalars(_events(tmp_path), "global_step/sec")):
+            assert time.monotonic() < deadline, "the supervisor wrote no summaries or step rate"
             sess.run(train)
             sv.summary_writer.flush()
             time.sleep(0.01)
