@@ -12,6 +12,10 @@ FLOWMESH_DEBUG                  0        1 prints placement/partition/plan decis
 FLOWMESH_SIMULATED_GPUS         0        Expose N ``GPU:i`` devices backed by the CPU when
                                          torch sees no CUDA device (for testing placement).
 FLOWMESH_INTRA_OP_THREADS       0        torch intra-op threads (0 = torch's default).
+FLOWMESH_ADAPTIVE_THREADS       1        Steps of sessions without
+                                         ``intra_op_parallelism_threads`` time the full
+                                         intra-op team against one thread now and then and
+                                         keep the faster (``runtime/thread_tuner.py``).
 FLOWMESH_OMP_WAIT_POLICY        AUTO     OpenMP wait policy ``import flowmesh`` sets before
                                          torch loads, unless the user set OMP_WAIT_POLICY
                                          or GOMP_SPINCOUNT: AUTO is PASSIVE (idle threads
@@ -192,6 +196,9 @@ MAX_NP = Setting("FLOWMESH_MAX_NP", -1, int, "most ranks of an elastic job")
 ELASTIC_ID = Setting("FLOWMESH_ELASTIC_ID", "", str, "member id in an elastic job")
 FUSED_RNN = Setting("FLOWMESH_FUSED_RNN", 1, int,
                     "1: dynamic_rnn of a standard LSTM runs one fused op (torch's LSTM)")
+ADAPTIVE_THREADS = Setting("FLOWMESH_ADAPTIVE_THREADS", 1, int,
+                           "1: steps time the full intra-op team against one thread now and then "
+                           "and keep the faster (sessions without intra_op_parallelism_threads)")
 ONEDNN_MATMUL = Setting("FLOWMESH_ONEDNN_MATMUL", 1, int,
                       "1: fp32 CPU MatMul runs on oneDNN where measured faster than MKL")
 ELASTIC_TIMEOUT_S = Setting("FLOWMESH_ELASTIC_TIMEOUT_S", 120.0, float,

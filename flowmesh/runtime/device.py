@@ -37,6 +37,14 @@ from flowmesh.kernels.resources import ResourceStore
 
 _incarnations = itertools.count(0x5EED0001)
 _thread_settings = threading.local()
+# The process's intra-op thread count before any session set its own (the team a tuned
+# step may shrink to one thread: runtime/thread_tuner.py).
+_DEFAULT_TEAM = torch.get_num_threads()
+
+
+def default_team_size() -> int:
+    """The intra-op thread count this process started with."""
+    return _DEFAULT_TEAM
 # TensorFlow's device-type priorities: with the type left open, the higher one wins.
 DEVICE_TYPE_PRIORITY = {"GPU": 210, "TPU": 200, "CPU": 50}
 

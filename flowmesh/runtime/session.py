@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from flowmesh import config as _settings
 from flowmesh.core import dtypes
 from flowmesh.core.convert import to_numpy as python_to_numpy
 from flowmesh.core.default_session import get_default_session, session_stack  # noqa: F401 - tf.get_default_session
@@ -25,11 +27,12 @@ from flowmesh.kernels.convert import to_numpy
 from flowmesh.kernels.kernel_cache import KernelCache
 from flowmesh.kernels.step import StepContext
 from flowmesh.runtime import host_memory, placer
-from flowmesh.runtime.device import DeviceSet, local_devices
+from flowmesh.runtime.device import DeviceSet, default_team_size, local_devices
 from flowmesh.runtime.options import ConfigProto, RunMetadata, RunOptions, get_log_device_placement
 from flowmesh.runtime.partition import partition_graph_def
 from flowmesh.runtime.plan import StepPlan
 from flowmesh.runtime.run_cache import RunCache, fits
+from flowmesh.runtime.thread_tuner import ThreadTuner
 from flowmesh.runtime.timeline import step_stats_from_trace
 
 
@@ -47,19 +50,29 @@ class LocalBackend:
         self.kernels = KernelCache(session_state=self)
         self._plans: dict[Any, StepPlan] = {}
         self._plans_lock = threading.Lock()
+        self._tuners: dict[StepPlan, ThreadTuner] = {}
         self._logged: set[Operation] = set()
         self._apply_intra_op_threads()
         host_memory.keep_freed_memory()
 
-    def _apply_intra_op_threads(self) -> None:
+    def _apply_intra_op_threads(self, tuned: int | None = None) -> None:
         """``ConfigProto.intra_op_parallelism_threads`` holds per session, as TensorFlow's
-        per-session pools do: it is (re)applied to the calling thread before every step."""
-        threads = self.config.intra_op_parallelism_threads
-        if threads > 0:
+        per-session pools do: it is (re)applied to the calling thread before every step.
+        Without it, the step's tuned count (``runtime/thread_tuner.py``) is applied."""
+        threads = self.config.intra_op_parallelism_threads or tuned
+        if threads:
             import torch  # runtime code outside device modules stays torch-free at import
 
             if torch.get_num_threads() != threads:
                 torch.set_num_threads(threads)
+
+    def _tuner_for(self, plan: StepPlan) -> ThreadTuner | None:
+        if self.config.intra_op_parallelism_threads or not _settings.ADAPTIVE_THREADS.get():
+            return None
+        tuner = self._tuners.get(plan)
+        if tuner is None:
+            tuner = self._tuners.setdefault(plan, ThreadTuner(default_team_size()))
+        return tuner
 
     def plan_for(self, fetches: Sequence[Tensor], feeds: Sequence[Tensor],
                  targets: Sequence[Operation]) -> StepPlan:
@@ -86,13 +99,22 @@ class LocalBackend:
         plan = self.plan_for(fetches, feeds, targets)
         if "partition_graphs" in step.extra:  # RunOptions(output_partition_graphs=True)
             step.extra["partition_graphs"].extend(partition_graph_def(p) for p in plan.partitions)
-        self._apply_intra_op_threads()
-        return plan.run(feed_values, step)
+        tuner = self._tuner_for(plan)
+        if tuner is None:
+            self._apply_intra_op_threads()
+            return plan.run(feed_values, step)
+        threads = tuner.threads()
+        self._apply_intra_op_threads(threads)
+        start = time.perf_counter()
+        values = plan.run(feed_values, step)
+        tuner.record(threads, time.perf_counter() - start)
+        return values
 
     def close(self) -> None:
         for device in self.devices:
             device.resources.clear()
         self._plans.clear()
+        self._tuners.clear()
 
 
 # --- session targets ---------------------------------------------------------------------------

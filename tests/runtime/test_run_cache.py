@@ -78,13 +78,16 @@ def test_fits_checks_exact_dtype_and_static_dims() -> None:
 def test_intra_op_threads_hold_per_session() -> None:
     import torch
 
+    from flowmesh.runtime.device import default_team_size
+
     saved = torch.get_num_threads()
     c = tf.constant(1.0)
     try:
         one = tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1))
         two = tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=2))
-        default = tf.Session()
-        for sess, expected in ((one, 1), (two, 2), (one, 1), (default, 1), (two, 2)):
+        default = tf.Session()  # no setting: its own tuned count, the full team at first
+        team = default_team_size()
+        for sess, expected in ((one, 1), (two, 2), (one, 1), (default, team), (two, 2)):
             sess.run(c)
             assert torch.get_num_threads() == expected
         for sess in (one, two, default):
