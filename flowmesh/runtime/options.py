@@ -137,3 +137,35 @@ class RunMetadata:
 
     def Clear(self) -> None:  # noqa: N802 - protobuf API
         self.__init__()  # type: ignore[misc]
+
+    def SerializeToString(self) -> bytes:  # noqa: N802 - protobuf API
+        """The ``tensorflow.RunMetadata`` wire bytes of the step statistics (what
+        ``FileWriter.add_run_metadata`` stores and TensorFlow's ``RunMetadata`` parses)."""
+        from flowmesh.protos.step_stats import RunMetadata as RunMetadataProto
+
+        proto = RunMetadataProto()
+        for device in self.step_stats.dev_stats:
+            dev = proto.step_stats.dev_stats.add(device=device.device)
+            for node in device.node_stats:
+                dev.node_stats.add(
+                    node_name=node.node_name, all_start_micros=node.all_start_micros,
+                    op_start_rel_micros=node.op_start_rel_micros, op_end_rel_micros=node.op_end_rel_micros,
+                    all_end_rel_micros=node.all_end_rel_micros, timeline_label=node.timeline_label,
+                    thread_id=node.thread_id)
+        return proto.SerializeToString()
+
+    def ParseFromString(self, data: bytes) -> None:  # noqa: N802 - protobuf API
+        """Replaces the step statistics with those of serialized ``RunMetadata`` bytes (the
+        node's op type is read back from its ``timeline_label``, ``name = OpType(...)``)."""
+        from flowmesh.protos.step_stats import RunMetadata as RunMetadataProto
+
+        proto = RunMetadataProto.FromString(bytes(data))
+        self.Clear()
+        for dev in proto.step_stats.dev_stats:
+            device = DeviceStepStats(dev.device)
+            for node in dev.node_stats:
+                op_type = node.timeline_label.partition(" = ")[2].partition("(")[0]
+                device.node_stats.append(NodeExecStats(
+                    node.node_name, op_type, node.all_start_micros, node.all_end_rel_micros,
+                    node.thread_id, node.timeline_label))
+            self.step_stats.dev_stats.append(device)

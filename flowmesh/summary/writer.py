@@ -28,7 +28,7 @@ import numpy as np
 
 from flowmesh.checkpoint import filesystem as fs
 from flowmesh.gfile import GFile
-from flowmesh.summary.proto import Event, SessionLog, Summary
+from flowmesh.summary.proto import Event, SessionLog, Summary, TaggedRunMetadata
 from flowmesh.summary.records import encode_record
 
 FILE_VERSION = "brain.Event:2"
@@ -85,9 +85,18 @@ class FileWriter:
         self.add_event(Event(graph_def=bytes(data)), global_step)
 
     def add_run_metadata(self, run_metadata: Any, tag: str, global_step: int | None = None) -> None:
-        """Not supported: flowmesh's ``RunMetadata`` has no protocol buffer form."""
-        raise NotImplementedError("FileWriter.add_run_metadata is not supported; trace a step with "
-                                  "RunOptions(trace_level=FULL_TRACE) and read RunMetadata.step_stats")
+        """Adds a traced step's ``RunMetadata`` (or its serialized bytes) under ``tag``, for
+        TensorBoard's graph view ("Session runs": compute time per node).
+
+        Example:
+            >>> options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+            >>> metadata = tf.RunMetadata()
+            >>> sess.run(train_op, options=options, run_metadata=metadata)
+            >>> writer.add_run_metadata(metadata, "step%d" % step, step)
+        """
+        data = run_metadata if isinstance(run_metadata, (bytes, bytearray)) else run_metadata.SerializeToString()
+        tagged = TaggedRunMetadata(tag=str(tag), run_metadata=bytes(data))
+        self.add_event(Event(tagged_run_metadata=tagged), global_step)
 
     def add_event(self, event: Event, global_step: int | None = None) -> None:
         """Writes ``event`` (stamped with the current wall time, and ``global_step``)."""

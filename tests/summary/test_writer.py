@@ -136,3 +136,51 @@ def test_proto_messages_round_trip_and_reject_garbage() -> None:
         tf.Summary.Value(tags="x")
     with pytest.raises(tf.errors.DataLossError, match="Cannot parse Summary"):
         tf.Summary.FromString(b"\x0a\xff\x01")
+
+
+def _traced_step(logdir) -> tf.RunMetadata:
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [2, 3], name="x")
+        w = tf.Variable(tf.ones([3, 1]), name="w")
+        loss = tf.reduce_sum(tf.matmul(x, w), name="loss")
+        with tf.Session() as sess:
+            sess.run(w.initializer)
+            metadata = tf.RunMetadata()
+            sess.run(loss, {x: np.ones([2, 3], np.float32)},
+                     options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), run_metadata=metadata)
+    writer = tf.summary.FileWriter(str(logdir))
+    writer.add_run_metadata(metadata, "step7", global_step=7)
+    writer.close()
+    return metadata
+
+
+def test_add_run_metadata_writes_a_tagged_event_with_the_step_stats(tmp_path) -> None:
+    metadata = _traced_step(tmp_path)
+    (path,) = _event_files(tmp_path)
+    (event,) = [e for e in tf.train.summary_iterator(path) if e.WhichOneof("what") == "tagged_run_metadata"]
+    assert event.step == 7 and event.tagged_run_metadata.tag == "step7"
+    back = tf.RunMetadata()
+    back.ParseFromString(event.tagged_run_metadata.run_metadata)
+    ours = {n.node_name: n for d in metadata.step_stats.dev_stats for n in d.node_stats}
+    theirs = {n.node_name: n for d in back.step_stats.dev_stats for n in d.node_stats}
+    assert "loss" in theirs and set(theirs) == set(ours)
+    assert theirs["loss"].op_type == ours["loss"].op_type == "Sum"
+    assert theirs["loss"].all_end_rel_micros == ours["loss"].all_end_rel_micros
+
+
+@pytest.mark.oracle
+def test_tensorflow_and_tensorboard_read_our_run_metadata(tmp_path) -> None:
+    tf1 = require_tensorflow().compat.v1
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    _traced_step(tmp_path)
+    (path,) = _event_files(tmp_path)
+    (event,) = [e for e in tf1.train.summary_iterator(path) if e.HasField("tagged_run_metadata")]
+    theirs = tf1.RunMetadata.FromString(event.tagged_run_metadata.run_metadata)
+    nodes = {n.node_name: n for d in theirs.step_stats.dev_stats for n in d.node_stats}
+    assert "loss" in nodes and nodes["loss"].timeline_label.startswith("loss = Sum(")
+    assert all(d.device.startswith("/job:localhost/replica:0/task:0/device:") for d in theirs.step_stats.dev_stats)
+    accumulator = EventAccumulator(str(tmp_path))
+    accumulator.Reload()
+    assert accumulator.Tags()["run_metadata"] == ["step7"]
+    assert accumulator.RunMetadata("step7").step_stats.dev_stats
