@@ -8,9 +8,9 @@ TensorFlow's three diagonal formats, and ``eigh_tridiagonal``:
   also be ``[..., M - 1]``);
 * ``matrix``: ``[..., M, M]`` (only the three diagonals are read).
 
-``TridiagonalMatMul`` costs O(M N); ``TridiagonalSolve``'s kernel solves the dense banded
-system with LU and partial pivoting (O(M^3): TensorFlow's Thomas-style kernel is O(M); the
-values agree to rounding). A singular system raises ``InvalidArgumentError`` even with
+``TridiagonalMatMul`` costs O(M N); ``TridiagonalSolve``'s kernel eliminates with partial
+pivoting in O(M) as TensorFlow's does (small systems go through one batched dense LU, which
+is faster there; the values agree to rounding). A singular system raises ``InvalidArgumentError`` even with
 ``perturb_singular``. ``eigh_tridiagonal`` uses the dense symmetric eigensolver.
 """
 
