@@ -148,7 +148,9 @@ def dct(input: Any, type: int = 2, n: int | None = None, axis: int = -1, norm: s
             x = x * constant(pre, dtype=x.dtype)
         shape = array_ops.shape(x)
         flat = matmul(array_ops.reshape(x, [-1, size]), constant(matrix, dtype=x.dtype))
-        return array_ops.reshape(flat, shape)
+        result = array_ops.reshape(flat, shape)
+        result.set_shape(x.shape)  # the reshape by a dynamic shape alone would lose it
+        return result
 
 
 def _fit_last(x: Tensor, n: int) -> Tensor:

@@ -8,6 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+import flowmesh as tf
 from flowmesh.testing.op_harness import Input, OpHarness, OpSpec, spec_ids
 from flowmesh.testing.tf_oracle import require_tensorflow
 
@@ -71,3 +72,11 @@ def test_constants_match_tensorflow(build):
         with lib.Graph().as_default(), lib.Session() as sess:
             values.append(sess.run(build(lib)))
     np.testing.assert_allclose(values[0], values[1], rtol=1e-5, atol=1e-6)
+
+
+def test_dct_keeps_the_static_shape_of_a_partly_known_input() -> None:
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 3, 8])
+        assert tf.signal.dct(x).shape.as_list() == [None, 3, 8]
+        assert tf.signal.dct(x, n=4).shape.as_list() == [None, 3, 4]
+        assert tf.signal.idct(x, n=10).shape.as_list() == [None, 3, 10]
