@@ -182,11 +182,25 @@ class Loss:
         return {"reduction": self.reduction, "name": self.name, **self._fn_kwargs}
 
 
+def match_rank(weight: Any, values: Any) -> Any:
+    """``weight`` with trailing axes added (or a trailing 1 removed) to reach the rank of
+    ``values``, as tf-keras's ``squeeze_or_expand_dimensions``: ``[batch]`` sample weights
+    weigh every step of ``[batch, time]`` losses instead of broadcasting along time."""
+    rank, target = weight.shape.rank, values.shape.rank
+    if rank is None or target is None or rank == 0:
+        return weight
+    if rank == target + 1 and weight.shape.as_list()[-1] == 1:
+        return array_ops.squeeze(weight, [-1])
+    while rank < target:
+        weight, rank = array_ops.expand_dims(weight, -1), rank + 1
+    return weight
+
+
 def reduce_weighted(per_sample: Any, sample_weight: Any, reduction: str = "auto") -> Any:
     """Keras's ``SUM_OVER_BATCH_SIZE``: ``sum(loss * weight) / number of loss elements``."""
     if sample_weight is not None:
         weight = math_ops.cast(convert_to_tensor(sample_weight), per_sample.dtype)
-        per_sample = per_sample * weight
+        per_sample = per_sample * match_rank(weight, per_sample)
     if reduction == "none":
         return per_sample
     total = reduce_sum(per_sample)

@@ -12,7 +12,7 @@ from flowmesh.core.graph import get_default_graph
 from flowmesh.keras import losses as losses_lib
 from flowmesh.keras import metrics as metrics_lib
 from flowmesh.keras import optimizers
-from flowmesh.keras.engine import keras_mask
+from flowmesh.keras.engine import keras_mask, sample_weights
 
 
 @dataclass
@@ -25,6 +25,7 @@ class CompileConfig:
     metric_specs: list[list[Any]]
     output_names: list[str]
     metric_names: list[str] = field(default_factory=list)
+    sample_weight_modes: list[str | None] = field(default_factory=list)  # None or "temporal", per output
 
 
 def _per_output(value: Any, names: list[str], what: str) -> list[Any]:
@@ -43,7 +44,7 @@ def _per_output(value: Any, names: list[str], what: str) -> list[Any]:
 
 
 def resolve(optimizer: Any, loss: Any, metrics: Any, loss_weights: Any, output_names: list[str],
-            output_shapes: list[Any]) -> CompileConfig:
+            output_shapes: list[Any], sample_weight_mode: Any = None) -> CompileConfig:
     """Validates and resolves every name (raising ValueError listing the valid names)."""
     opt = optimizers.get(optimizer)
     if loss is None:
@@ -66,7 +67,7 @@ def resolve(optimizer: Any, loss: Any, metrics: Any, loss_weights: Any, output_n
             names.append(name)
         specs.append(resolved)
     return CompileConfig(opt, loss_fns, [float(w if w is not None else 1.0) for w in weights], specs,
-                         output_names, names)
+                         output_names, names, sample_weights.resolve_modes(sample_weight_mode, output_names))
 
 
 class TrainingGraph:
@@ -74,7 +75,7 @@ class TrainingGraph:
 
     def __init__(self, model: Any, config: CompileConfig, target_shapes: list[tuple]):
         from flowmesh.ops import math_ops
-        from flowmesh.ops.constant_op import constant, placeholder, placeholder_with_default
+        from flowmesh.ops.constant_op import placeholder
         from flowmesh.ops.reduction_ops import reduce_mean
 
         self.graph = get_default_graph()
@@ -89,7 +90,8 @@ class TrainingGraph:
             for i, (out, fn) in enumerate(zip(outputs, config.loss_fns)):
                 name = config.output_names[i]
                 target = placeholder(dtypes.float32, [None] + list(target_shapes[i][1:]), name=f"{name}_target")
-                weight = placeholder_with_default(constant([1.0]), [None], name=f"{name}_sample_weights")
+                modes = config.sample_weight_modes
+                weight = sample_weights.weight_placeholder(modes[i] if modes else None, name)
                 self.targets.append(target)
                 self.sample_weights.append(weight)
                 mask = keras_mask.get_mask(out)
@@ -162,16 +164,6 @@ def _cast(value: Any, placeholder: Any) -> Any:
     return value if getattr(value, "dtype", None) == dtype else np.asarray(value, dtype=dtype)
 
 
-def _expand_to(weight: Any, mask: Any) -> Any:
-    """``weight`` with trailing axes added until it has the rank of ``mask``."""
-    from flowmesh.ops import array_ops
-
-    rank = mask.shape.rank
-    while weight.shape.rank is not None and rank is not None and weight.shape.rank < rank:
-        weight = array_ops.expand_dims(weight, -1)
-    return weight
-
-
 def masked_loss(fn: Any, target: Any, out: Any, weight: Any, mask: Any) -> Any:
     """tf-keras's loss of a masked output: the mask multiplies the sample weights and,
     for the default ``sum_over_batch_size`` reduction, the sum is divided by the number of
@@ -181,7 +173,7 @@ def masked_loss(fn: Any, target: Any, out: Any, weight: Any, mask: Any) -> Any:
     per_sample = fn.call(target, out) if isinstance(fn, losses_lib.Loss) else fn(target, out)
     reduction = getattr(fn, "reduction", "auto")
     mask = math_ops.cast(mask, per_sample.dtype)
-    weight = _expand_to(math_ops.cast(weight, per_sample.dtype), mask) * mask
+    weight = losses_lib.match_rank(math_ops.cast(weight, per_sample.dtype), mask) * mask
     if reduction in ("auto", "sum_over_batch_size"):
         total = math_ops.cast(array_ops.size(mask), per_sample.dtype)
         weight = weight * math_ops.div_no_nan(total, _reduce_sum(mask))

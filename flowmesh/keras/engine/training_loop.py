@@ -12,7 +12,7 @@ import numpy as np
 from flowmesh.keras import backend
 from flowmesh.keras.callbacks.base import Callback, CallbackList
 from flowmesh.keras.callbacks.history import History, ProgbarLogger
-from flowmesh.keras.engine import data_adapter, distributed_training
+from flowmesh.keras.engine import data_adapter, distributed_training, sample_weights
 from flowmesh.keras.engine import parameter_server_training as ps_training
 from flowmesh.keras.engine.epoch_means import EpochMeans, count_fetches
 
@@ -66,20 +66,17 @@ def check_targets(model: Any, config: Any, target_shapes: list[tuple]) -> None:
 
 
 def _weights(model: Any, ys: list[np.ndarray], sample_weight: Any, class_weight: Any) -> list[Any] | None:
+    """Per-output weight arrays (see ``sample_weights.standardize``), or None."""
     if sample_weight is None and class_weight is None:
         return None
+    modes = model._compiled.sample_weight_modes if model._compiled is not None else []
     out: list[Any] = []
-    for i, y in enumerate(ys):
-        w = None
-        if sample_weight is not None:
-            sw = sample_weight[i] if isinstance(sample_weight, (list, tuple)) else sample_weight
-            w = np.asarray(sw, dtype=np.float32).reshape(len(y))
-        if class_weight is not None:
-            cw = class_weight.get(model.output_names[i], class_weight) if \
-                isinstance(next(iter(class_weight), 0), str) else class_weight
-            cwv = data_adapter.class_weights_to_sample_weights(y, cw)
-            w = cwv if w is None else w * cwv
-        out.append(w)
+    for i, (y, name) in enumerate(zip(ys, model.output_names)):
+        output = model.outputs[i] if i < len(model.outputs) else None
+        shape = output.shape.as_list() if output is not None and output.shape.rank is not None else None
+        out.append(sample_weights.standardize(y, shape, sample_weights.for_output(sample_weight, i, name),
+                                              sample_weights.for_output(class_weight, i, name),
+                                              modes[i] if i < len(modes) else None, name))
     return out
 
 

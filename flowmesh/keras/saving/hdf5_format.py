@@ -45,8 +45,14 @@ def _training_config(model: Any) -> dict[str, Any] | None:
     weights = compiled.loss_weights
     return {"loss": loss, "metrics": sorted(set(metrics), key=metrics.index),
             "loss_weights": None if all(w == 1.0 for w in weights) else weights,
-            "sample_weight_mode": None, "weighted_metrics": None,
+            "sample_weight_mode": _sample_weight_mode(compiled), "weighted_metrics": None,
             "optimizer_config": optimizers.serialize(compiled.optimizer)}
+
+
+def _sample_weight_mode(compiled: Any) -> Any:
+    """``compile``'s ``sample_weight_mode`` as tf-keras writes it: None, one mode, or a list."""
+    modes = list(getattr(compiled, "sample_weight_modes", None) or [None])
+    return modes[0] if len(set(modes)) == 1 else modes
 
 
 def save_model(model: Any, filepath: str, include_optimizer: bool = True) -> None:
@@ -92,7 +98,8 @@ def load_model(filepath: str, custom_objects: dict | None = None, compile: bool 
         loss = training["loss"]
         model.compile(optimizer=_deserialize_optimizer(training["optimizer_config"]),
                       loss=_deserialize_loss(loss, custom_objects), metrics=_metric_names(training.get("metrics")),
-                      loss_weights=training.get("loss_weights"))
+                      loss_weights=training.get("loss_weights"),
+                      sample_weight_mode=training.get("sample_weight_mode"))
         model.optimizer._pending_weights = state  # assigned once fit builds the slots
         model.optimizer._restore_pending_weights = optimizer_weights.restore
     return model
