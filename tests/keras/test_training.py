@@ -174,3 +174,35 @@ def test_incompatible_layers_name_both():
     shared(inputs)
     with pytest.raises(ValueError, match=r"shared.*axis -1.*value 5.*\(None, 3\).*\"h\""):
         shared(hidden)
+
+
+@pytest.mark.oracle
+def test_one_dimensional_targets_are_columns_as_in_tf_keras(fresh_graph):
+    """``fit(x, labels)`` with labels of shape [N] trains a ``Dense(1)`` output (tf-keras expands
+    1-D targets to [N, 1]); the same labels against a ``Dense(3)`` under mse are an error in both."""
+    from flowmesh.testing.keras_oracle import require_tf_keras
+
+    tf1, tf_keras = require_tf_keras()
+    rng = np.random.default_rng(0)
+    x = rng.random((64, 4), dtype=np.float32)
+    y = (x.sum(1) > 2).astype(np.float32)
+    kernel, bias = rng.standard_normal((4, 1)).astype(np.float32), np.zeros(1, np.float32)
+
+    def curve(keras):
+        model = keras.Sequential([keras.layers.Dense(1, activation="sigmoid", input_shape=(4,))])
+        model.set_weights([kernel, bias])
+        model.compile(keras.optimizers.legacy.SGD(0.1), "binary_crossentropy", metrics=["accuracy"])
+        history = model.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0).history
+        return history["loss"] + history["accuracy"] + [model.evaluate(x, y, verbose=0)[0]]
+
+    ours = curve(K)
+    with tf1.Graph().as_default() as theirs_graph:
+        from tf_keras.src import backend as tf_keras_backend
+
+        tf_keras_backend.set_session(tf1.Session(graph=theirs_graph))
+        theirs = curve(tf_keras)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-6)
+    wide = K.Sequential([K.layers.Dense(3, input_shape=(4,))])
+    wide.compile("sgd", "mse")
+    with pytest.raises(ValueError, match=r"shape \(64, 1\).*output of shape \(None, 3\).*mean_squared_error"):
+        wide.fit(x, y, verbose=0)

@@ -34,8 +34,18 @@ def _count(x: Any) -> int:
     return 1
 
 
-def _prepare_y(model: Any, y: Any) -> list[np.ndarray]:
-    return data_adapter.to_list(y, model.output_names, "target")
+def _prepare_y(model: Any, y: Any) -> list[np.ndarray] | None:
+    """The target arrays; a 1-D target of an output of rank >= 2 becomes a column ``[N, 1]``,
+    as tf-keras's ``standardize_single_array`` does (``fit(x, labels)`` for a ``Dense(1)``)."""
+    ys = data_adapter.to_list(y, model.output_names, "target")
+    if ys is None:
+        return None
+    ranks = [out.shape.rank for out in model.outputs] if model.outputs else [None] * len(ys)
+    return [a[:, None] if a.ndim == 1 and (rank is None or rank >= 2) else a for a, rank in zip(ys, ranks)]
+
+
+_SAME_SHAPE_LOSSES = frozenset({"mean_squared_error", "mse", "binary_crossentropy", "categorical_crossentropy"})
+"""Losses whose targets must have the output's shape (tf-keras's check_loss_and_target_compatibility)."""
 
 
 def check_targets(model: Any, config: Any, target_shapes: list[tuple]) -> None:
@@ -52,11 +62,10 @@ def check_targets(model: Any, config: Any, target_shapes: list[tuple]) -> None:
         sparse = "sparse" in str(loss_name)
         if sparse:
             ok = len(shape) == len(out_dims) - 1 or (len(shape) == len(out_dims) and shape[-1] == 1)
-        else:
+        else:  # tf-keras's key losses need the output's shape; others may broadcast
+            exact = str(loss_name) in _SAME_SHAPE_LOSSES
             ok = len(shape) == len(out_dims) and all(
-                o is None or t == o or t == 1 or o == 1 for t, o in zip(shape[1:], out_dims[1:]))
-            if len(shape) == 1 and len(out_dims) == 2 and out_dims[1] == 1:
-                ok = True
+                o is None or t == o or (not exact and (t == 1 or o == 1)) for t, o in zip(shape[1:], out_dims[1:]))
         if not ok:
             raise ValueError(
                 f"A target array with shape {shape} was passed for an output of shape {tuple(out_dims)} "
