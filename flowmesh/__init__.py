@@ -108,6 +108,7 @@ from flowmesh.ops.control_flow_ops import (
     with_dependencies,
 )
 from flowmesh.ops.while_loop import while_loop
+from flowmesh.ops.tensor_array import TensorArray
 from flowmesh.ops.functional_ops import foldl, foldr, map_fn, scan
 from flowmesh.ops.lookup_ops import tables_initializer
 from flowmesh.ops.script_ops import numpy_function, py_func

@@ -94,6 +94,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     summary_media_ops,
     summary_ops,
     svd_qr_ops,
+    tensor_array_ops,
     time_ops,
     training_ops,
     tridiagonal_ops,

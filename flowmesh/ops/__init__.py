@@ -92,6 +92,8 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     summary_media_ops,
     summary_ops,
     summary_tensor_ops,
+    tensor_array_grad,
+    tensor_array_ops,
     time_ops,
     training_ops,
     unicode_ops,

@@ -37,6 +37,7 @@ from flowmesh.core.shapes import unknown_shape
 from flowmesh.ops import _structure as nest
 from flowmesh.ops.function_call import create_function_op, function_op_shape, function_output, unify_captures
 from flowmesh.ops.gradients_impl import gradients
+from flowmesh.ops.tensor_array import from_flow, outer_template, to_flow
 
 
 # --- the If op -----------------------------------------------------------------------------
@@ -222,7 +223,8 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
                     result = fn()
                     if result is None:
                         raise ValueError(f"{label} must have a return value.")
-                    flat = [function_output(branch, v, label, pred) for v in nest.flatten(result)]
+                    flat = [function_output(branch, to_flow(v), label, pred)
+                            for v in nest.flatten(result)]
                 results.append(result)
                 flats.append(flat)
                 branches.append(branch)
@@ -236,10 +238,17 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
                 "output_shapes": [merge_shapes(a.shape, b.shape) for a, b in zip(*flats)],
             }
             op = create_function_op(graph, "If", [pred] + externals, branches, attrs, scope or "If")
-    packed = nest.pack_sequence_as(results[0], list(op.outputs[:len(flats[0])]))
+    templates = [_template(v) for v in nest.flatten(results[0])]
+    packed = nest.pack_sequence_as(
+        results[0], [from_flow(t, v) for t, v in zip(templates, op.outputs[:len(flats[0])])])
     if not strict and isinstance(packed, (list, tuple)) and len(packed) == 1:
         packed = packed[0]
     return packed
+
+
+def _template(value: Any) -> Any:
+    """A returned TensorArray around its handle outside the branch (others unchanged)."""
+    return value if to_flow(value) is value else outer_template(value, "A tf.cond branch")
 
 
 def _alias(value: Any, old: Any, name: str, old_name: str) -> Callable[[], Any]:

@@ -12,6 +12,7 @@ it (``v.value()``, ``v.read_value()``, sparse gathers) contributes.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +22,18 @@ from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Operation, Tensor, graph_of
 from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.ops import array_ops, math_ops
+
+# The name scope of the outermost tf.gradients call being built ("gradients", "gradients_1"):
+# TensorArray gradients key their gradient arrays by it (TensorFlow's "grad source"), also
+# from gradient functions of loop bodies, whose ops live in other graphs.
+_SOURCE: contextvars.ContextVar[str | None] = contextvars.ContextVar("gradient_source",
+                                                                    default=None)
+
+
+def gradient_source() -> str | None:
+    """The name scope of the ``tf.gradients`` call being built, or None outside one."""
+    return _SOURCE.get()
+
 
 _BACKPROP_DTYPES = {"float16", "bfloat16", "float32", "float64", "complex64", "complex128",
                     "resource", "variant"}
@@ -71,23 +84,35 @@ def gradients(
     stop_ops = {t.op for t in (convert_to_tensor(s) for s in _as_list(stop_gradients))} \
         if stop_gradients is not None else set()
     graph = graph_of(ys_list + xs_list)
-    with graph.as_default(), graph.name_scope(name):
-        between = _ops_between([y.op for y in ys_list], [x.op for x in xs_list], stop_ops)
-        grads: dict[Tensor, list[Any]] = {}
-        with graph.name_scope("grad_ys"):
-            for y, gy in zip(ys_list, grad_ys_list):
-                if gy is None:
-                    gy = array_ops.ones_like(y, name=f"grad_ys_{ys_list.index(y)}")
-                else:
-                    gy = gy if isinstance(gy, IndexedSlices) else convert_to_tensor(gy, dtype=y.dtype)
-                grads.setdefault(y, []).append(gy)
-        _backprop(graph, between, grads, stop_ops, set(xs_list), colocate_gradients_with_ops)
-        results = []
-        for x in xs_list:
-            g = _aggregate(grads.get(x, []))
-            if g is None and unconnected_gradients == "zero":
-                g = array_ops.zeros_like(x)
-            results.append(g)
+    with graph.as_default(), graph.name_scope(name) as scope:
+        token = _SOURCE.set(scope.rstrip("/") or name) if _SOURCE.get() is None else None
+        try:
+            return _gradients(graph, ys_list, xs_list, grad_ys_list, stop_ops,
+                              colocate_gradients_with_ops, unconnected_gradients)
+        finally:
+            if token is not None:
+                _SOURCE.reset(token)
+
+
+def _gradients(graph: Any, ys_list: list[Tensor], xs_list: list[Tensor], grad_ys_list: list[Any],
+               stop_ops: set[Operation], colocate: bool, unconnected_gradients: str) -> list[Any]:
+    """The body of :func:`gradients` (inside its name scope)."""
+    between = _ops_between([y.op for y in ys_list], [x.op for x in xs_list], stop_ops)
+    grads: dict[Tensor, list[Any]] = {}
+    with graph.name_scope("grad_ys"):
+        for y, gy in zip(ys_list, grad_ys_list):
+            if gy is None:
+                gy = array_ops.ones_like(y, name=f"grad_ys_{ys_list.index(y)}")
+            else:
+                gy = gy if isinstance(gy, IndexedSlices) else convert_to_tensor(gy, dtype=y.dtype)
+            grads.setdefault(y, []).append(gy)
+    _backprop(graph, between, grads, stop_ops, set(xs_list), colocate)
+    results = []
+    for x in xs_list:
+        g = _aggregate(grads.get(x, []))
+        if g is None and unconnected_gradients == "zero":
+            g = array_ops.zeros_like(x)
+        results.append(g)
     return results
 
 

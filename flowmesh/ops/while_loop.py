@@ -33,6 +33,7 @@ from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, as_shape
 from flowmesh.ops import _structure as nest
 from flowmesh.ops.function_call import create_function_op, function_output, unify_captures
+from flowmesh.ops.tensor_array import TensorArray, from_flow, to_flow
 from flowmesh.ops.while_grad import while_grad
 
 
@@ -86,12 +87,12 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
     if not flat_vars:
         raise ValueError("No loop variables provided")
     with name_scope(name, "while", [v for v in flat_vars if isinstance(v, Tensor)]) as scope:
-        init = [_as_loop_var(v, i) for i, v in enumerate(flat_vars)]
+        init = [_as_loop_var(to_flow(v), i) for i, v in enumerate(flat_vars)]
         graph = graph_of(init)
         with graph.as_default():
-            invariants = _invariants(structure, shape_invariants, init)
+            invariants = _invariants(structure, shape_invariants, init, flat_vars)
             limit = _maximum_iterations(maximum_iterations)
-            loop = _Loop(scope, graph, structure, single, init, invariants)
+            loop = _Loop(scope, graph, structure, single, init, invariants, flat_vars)
             loop.trace_cond(cond, limit)
             result = loop.trace_body(body)
             functions = [loop.cond_graph, loop.body_graph]
@@ -109,7 +110,8 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
             counter = constant(0, dtype=dtypes.int32, name="loop_counter")
             op = create_function_op(graph, "While", [counter] + init + externals, functions,
                                     attrs, scope or "While")
-    packed = nest.pack_sequence_as(result, list(op.outputs[1:1 + len(init)]))
+    outputs = [from_flow(t, v) for t, v in zip(flat_vars, op.outputs[1:1 + len(init)])]
+    packed = nest.pack_sequence_as(result, outputs)
     if single and not return_same_structure:
         return packed[0]
     if not return_same_structure and isinstance(packed, (list, tuple)) and len(packed) == 1:
@@ -132,7 +134,8 @@ def _as_loop_var(value: Any, index: int) -> Tensor:
     return tensor
 
 
-def _invariants(structure: Any, shape_invariants: Any, init: list[Tensor]) -> list[TensorShape]:
+def _invariants(structure: Any, shape_invariants: Any, init: list[Tensor],
+                flat_vars: list[Any]) -> list[TensorShape]:
     if shape_invariants is None:
         return [t.shape for t in init]
     try:
@@ -140,7 +143,10 @@ def _invariants(structure: Any, shape_invariants: Any, init: list[Tensor]) -> li
     except ValueError as exc:
         raise ValueError(f"shape_invariants must have the structure of loop_vars: {exc}") from None
     out = []
-    for tensor, shape in zip(init, given):
+    for tensor, shape, var in zip(init, given, flat_vars):
+        if isinstance(var, TensorArray):  # its flow is a scalar; the elements may vary
+            out.append(tensor.shape)
+            continue
         invariant = tensor.shape if shape is None else as_shape(shape)
         if not shape_is_at_least_as_specific(tensor.shape, invariant):
             raise ValueError(
@@ -169,8 +175,9 @@ class _Loop:
     """Traces the condition and body function graphs of one ``while_loop``."""
 
     def __init__(self, scope: str, graph: Any, structure: Any, single: bool,
-                 init: list[Tensor], invariants: list[TensorShape]):
+                 init: list[Tensor], invariants: list[TensorShape], templates: list[Any]):
         self.structure = structure
+        self.templates = templates  # the loop variables (TensorArrays travel as flows)
         self.single = single
         self.init = init
         self.invariants = invariants
@@ -179,8 +186,8 @@ class _Loop:
 
     def _arguments(self, fn_graph: FuncGraph) -> tuple[Tensor, Any]:
         counter = fn_graph.add_input(dtypes.int32, [], "loop_counter")
-        args = [fn_graph.add_input(t.dtype, shape, "loop_var")
-                for t, shape in zip(self.init, self.invariants)]
+        args = [from_flow(template, fn_graph.add_input(t.dtype, shape, "loop_var"))
+                for t, shape, template in zip(self.init, self.invariants, self.templates)]
         return counter, nest.pack_sequence_as(self.structure, args)
 
     def _call(self, fn: Callable[..., Any], packed: Any) -> Any:
@@ -209,10 +216,21 @@ class _Loop:
         with g.as_default():
             counter, packed = self._arguments(g)
             result = self._normalize(self._call(body, packed))
-            flat = [function_output(g, v, "body") for v in nest.flatten(result)]
+            flat = [function_output(g, self._flow_of(i, v), "body")
+                    for i, v in enumerate(nest.flatten(result))]
             self._check_outputs(flat)
             g.outputs = [add(counter, 1, name="next_loop_counter")] + flat
         return result
+
+    def _flow_of(self, index: int, value: Any) -> Any:
+        template = self.templates[index]
+        if isinstance(template, TensorArray) != isinstance(value, TensorArray) or (
+                isinstance(value, TensorArray) and value.handle is not template.handle):
+            raise TypeError(
+                f"Loop variable {index} enters tf.while_loop as {_kind(template)} but the body "
+                f"returns {_kind(value)}; a TensorArray loop variable must come back as the "
+                "same TensorArray (ta = ta.write(i, x)).")
+        return to_flow(value)
 
     def _normalize(self, result: Any) -> Any:
         if self.single:
@@ -245,6 +263,12 @@ class _Loop:
                     "across iterations, use the `shape_invariants` argument of tf.while_loop "
                     "to specify a less-specific shape."
                 )
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, TensorArray):
+        return f"the TensorArray {value.handle.name}"
+    return f"a {type(value).__name__}"
 
 
 def _same_structure(a: Any, b: Any) -> bool:
