@@ -170,13 +170,3 @@ def test_masked_fit_follows_tf_keras():
     np.testing.assert_allclose(got_eval, expected_eval, rtol=1e-4)
     np.testing.assert_allclose(got_two, expected_two, rtol=1e-4)
     assert got["loss"][-1] < got["loss"][0]
-
-
-def test_masked_outputs_under_a_strategy_say_they_are_not_supported():
-    with tf.Graph().as_default():
-        strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-        with strategy.scope():
-            model = _tagger(tf)
-        y = (IDS % 3).astype(np.float32)[..., None]
-        with pytest.raises(NotImplementedError, match="masked outputs"):
-            model.fit(IDS, y, batch_size=4, epochs=1, verbose=0)

@@ -96,12 +96,7 @@ class TrainingGraph:
                 self.sample_weights.append(weight)
                 mask = keras_mask.get_mask(out)
                 with self.graph.name_scope(f"loss/{name}_loss" if len(outputs) > 1 else "loss"):
-                    if mask is not None:
-                        value = masked_loss(fn, target, out, weight, mask)
-                    elif isinstance(fn, losses_lib.Loss):
-                        value = fn(target, out, sample_weight=weight)
-                    else:
-                        value = losses_lib.reduce_weighted(fn(target, out), weight)
+                    value = output_loss(fn, target, out, weight, mask)
                 per_output_losses.append(value * config.loss_weights[i] if config.loss_weights[i] != 1.0 else value)
                 with self.graph.name_scope("metrics"):
                     for _, metric in config.metric_specs[i]:
@@ -162,6 +157,15 @@ def _cast(value: Any, placeholder: Any) -> Any:
 
     dtype = placeholder.dtype.as_numpy_dtype
     return value if getattr(value, "dtype", None) == dtype else np.asarray(value, dtype=dtype)
+
+
+def output_loss(fn: Any, target: Any, out: Any, weight: Any, mask: Any) -> Any:
+    """One output's loss as ``compile`` reduces it: weighted by ``weight`` (and ``mask``)."""
+    if mask is not None:
+        return masked_loss(fn, target, out, weight, mask)
+    if isinstance(fn, losses_lib.Loss):
+        return fn(target, out, sample_weight=weight)
+    return losses_lib.reduce_weighted(fn(target, out), weight)
 
 
 def masked_loss(fn: Any, target: Any, out: Any, weight: Any, mask: Any) -> Any:

@@ -4,12 +4,16 @@ split across the strategy's replicas, as TensorFlow's Keras does.
 The fed global batch of ``n`` samples is cut into one contiguous shard per local replica
 (shard ``i`` is rows ``n*i//R .. n*(i+1)//R``). ``strategy.run`` calls the model on each
 shard on the replica's device (a model built in ``strategy.scope()`` has mirrored
-weights). Each replica's loss is its shard's ``sum(loss * sample_weight) / n`` (the
-global batch size), scaled by ``R`` because the strategy *averages* the replicas'
-gradients, plus the regularization losses; the optimizer's ``apply_gradients`` all-reduces
-the gradients, so every replica applies the gradient of the global batch's loss and the
-weights stay equal. The loss and metrics shown are sums over replicas divided by ``n``.
-Evaluation and prediction use the first replica's weights (all replicas hold the same).
+weights). Each replica computes its shard's loss as one device would (sample weights,
+temporal weights and Keras masks included) times the shard's share of the global batch
+(``rows / n``): without a mask that is ``sum(loss * sample_weight) / n``; with a mask each
+replica divides by its own unmasked count, as tf-keras's per-replica
+``sum_over_batch_size`` does. It is scaled by ``R`` because the strategy *averages* the
+replicas' gradients, plus the regularization losses; the optimizer's ``apply_gradients``
+all-reduces the gradients, so every replica applies the same gradient and the weights stay
+equal. The loss shown is the replicas' sum; metrics are sums over replicas divided by the
+number of values (unmasked elements under a mask). Evaluation and prediction use the first
+replica's weights (all replicas hold the same).
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from flowmesh.core import dtypes
-from flowmesh.keras import losses as losses_lib
-from flowmesh.keras.engine.compile_utils import CompileConfig, TrainingGraph
+from flowmesh.keras.engine.compile_utils import CompileConfig, TrainingGraph, output_loss
+from flowmesh.keras.engine.keras_mask import get_mask
 from flowmesh.ops import _structure as nest
 
 
@@ -83,7 +87,7 @@ class DistributedTrainingGraph(TrainingGraph):
         replicas = local_replicas(self.strategy)
         count = array_ops.shape(self.inputs[0])[0]
         n = math_ops.cast(count, dtypes.float32)
-        weights = [w * array_ops.fill(array_ops.stack([count]), 1.0) for w in self.sample_weights]
+        weights = [w * _ones_rows(count, w) for w in self.sample_weights]
         shards = self._shards(list(self.inputs) + list(self.targets) + weights, count, replicas)
         k, m = len(self.inputs), len(self.targets)
         xs = PerReplica([s[:k] for s in shards])
@@ -97,36 +101,36 @@ class DistributedTrainingGraph(TrainingGraph):
                                         args=(xs, ys, ws))
             scale = 1.0 / workers(self.strategy)  # a cross-worker SUM adds every worker's mean
             loss = self.strategy.reduce(ReduceOp.SUM, results[0]) * scale
-            metrics = [self.strategy.reduce(ReduceOp.SUM, value) / n * scale for value in results[1]]
-        train_ops = self.strategy.experimental_local_results(results[2])
+            sums = [self.strategy.reduce(ReduceOp.SUM, value) for value in results[1]]
+            counts = [self.strategy.reduce(ReduceOp.SUM, value) for value in results[2]]
+        metrics = [math_ops.div_no_nan(total, c) for total, c in zip(sums, counts)]
+        # Masked metrics' epoch means weigh each batch by its unmasked count (EpochMeans).
+        masked_counts = [c for c, slot in zip(counts, self.metric_count_slots) if slot is not None]
+        train_ops = self.strategy.experimental_local_results(results[3])
         regularization = self.model.losses
         if regularization:
             loss = math_ops.add_n([loss] + list(regularization))
-        return [group(*train_ops, name="distributed_train_step"), loss] + metrics
+        return [group(*train_ops, name="distributed_train_step"), loss] + metrics + masked_counts
 
     def _replica_step(self, train_optimizer: Any, iterations: Any, n: Any, replicas: int) -> Any:
         from flowmesh.ops import math_ops
         from flowmesh.ops.control_flow_ops import group
-        from flowmesh.ops.reduction_ops import reduce_mean, reduce_sum
 
-        model, config = self.model, self.config
+        model, config, count = self.model, self.config, workers(self.strategy)
 
-        def step(xs: list[Any], ys: list[Any], ws: list[Any]) -> tuple[Any, list[Any], Any]:
+        def step(xs: list[Any], ys: list[Any], ws: list[Any]) -> tuple[Any, list[Any], list[Any], Any]:
             before = list(model.updates)
             outputs = nest.flatten(model(xs[0] if len(xs) == 1 else xs, training=True))
-            total, metric_sums = None, []
+            total, metric_sums, metric_counts = None, [], []
             for i, (out, y, w, fn) in enumerate(zip(outputs, ys, ws, config.loss_fns)):
-                _refuse_masked(model, out)
-                per_sample = fn.call(y, out) if isinstance(fn, losses_lib.Loss) else fn(y, out)
-                while per_sample.shape.rank is not None and per_sample.shape.rank > 1:
-                    per_sample = reduce_mean(per_sample, axis=-1)
-                part = reduce_sum(per_sample * w) / n * config.loss_weights[i]
+                mask = get_mask(out)
+                part = output_loss(fn, y, out, w, mask) * _replica_share(fn, y, n, count)
+                part = part * config.loss_weights[i] if config.loss_weights[i] != 1.0 else part
                 total = part if total is None else total + part
                 for _, metric in config.metric_specs[i]:
-                    values = math_ops.cast(metric(y, out), dtypes.float32)
-                    while values.shape.rank is not None and values.shape.rank > 1:
-                        values = reduce_mean(values, axis=-1)
-                    metric_sums.append(reduce_sum(values))
+                    value_sum, value_count = _metric_sum(math_ops.cast(metric(y, out), dtypes.float32), mask)
+                    metric_sums.append(value_sum)
+                    metric_counts.append(value_count)
             objective = total * float(replicas)
             if model.losses:
                 objective = math_ops.add_n([objective] + list(model.losses))
@@ -134,18 +138,46 @@ class DistributedTrainingGraph(TrainingGraph):
             grads = [(g, v) for g, v in grads if g is not None]
             apply = train_optimizer.apply_gradients(grads, global_step=iterations)
             updates = [u for u in model.updates if u not in before]
-            return total, metric_sums, group(apply, *updates)
+            return total, metric_sums, metric_counts, group(apply, *updates)
 
         return step
 
 
-def _refuse_masked(model: Any, output: Any) -> None:
-    """Masked losses are not split across replicas yet: say so instead of ignoring the mask."""
-    from flowmesh.keras.engine.keras_mask import get_mask
+def _ones_rows(count: Any, weight: Any) -> Any:
+    """Ones of shape ``[count, 1, ...]`` (the weight placeholder's rank): multiplied in, the
+    default weight gets one row per sample, so it can be split across the replicas."""
+    from flowmesh.ops import array_ops
 
-    if get_mask(output) is not None:
-        raise NotImplementedError(
-            f"Model {model.name}: fit under a distribution strategy does not support masked "
-            "outputs (Masking / Embedding(mask_zero=True) reaching the output) yet; train without "
-            "the strategy, or end the model with a layer that drops the mask (e.g. an RNN "
-            "without return_sequences).")
+    rank = weight.shape.rank or 1
+    return array_ops.fill(array_ops.stack([count] + [1] * (rank - 1)), 1.0)
+
+
+def _replica_share(fn: Any, target: Any, n: Any, worker_count: int) -> Any:
+    """What a replica's loss (its shard's loss, reduced as on one device) is multiplied by
+    so that the replicas' sum over all workers, divided by the workers, is tf-keras's loss.
+
+    ``sum_over_batch_size`` (the default): the shard's share of the global batch
+    (``rows / n``): the replicas' mean for equal shards (tf-keras's per-replica mean scaled
+    by ``1 / replicas``), the global batch's mean without a mask. With a mask, each replica
+    divides by its own unmasked count, as tf-keras's ``apply_valid_mask`` does per replica.
+    ``sum``: the worker count (each worker's sum adds up to the global sum).
+    """
+    from flowmesh.ops import array_ops, math_ops
+
+    if getattr(fn, "reduction", "auto") == "sum":
+        return float(worker_count)
+    return math_ops.cast(array_ops.shape(target)[0], dtypes.float32) / n
+
+
+def _metric_sum(values: Any, mask: Any) -> tuple[Any, Any]:
+    """A metric's sum over a replica's shard and how many values it adds up: the unmasked
+    elements under a mask, else the samples (each the mean over its trailing axes)."""
+    from flowmesh.ops import array_ops, math_ops
+    from flowmesh.ops.reduction_ops import reduce_mean, reduce_sum
+
+    if mask is not None:
+        mask = math_ops.cast(mask, values.dtype)
+        return reduce_sum(values * mask), reduce_sum(mask)
+    while values.shape.rank is not None and values.shape.rank > 1:
+        values = reduce_mean(values, axis=-1)
+    return reduce_sum(values), math_ops.cast(array_ops.shape(values)[0], dtypes.float32)
