@@ -2,9 +2,11 @@
 
 Each method is separable: per output row (column) a few input rows (columns) and weights,
 computed in float32 exactly as TensorFlow's kernels do (``CalculateResizeScale``, the legacy
-and half-pixel scalers, bicubic's 1024-entry coefficient table). The forward pass gathers and
-combines in TensorFlow's order; gradients scatter through dense per-axis weight matrices.
-Taps are cached per (input size, output size, mode): read-only arrays shared by all steps.
+and half-pixel scalers, bicubic's 1024-entry coefficient table). The engines that apply them
+are in ``kernels/image_resample.py``: torch's bilinear upsampling where its coordinates are
+TensorFlow's, else two ``embedding_bag`` passes over whole image rows (also for every
+gradient, through the transposed taps). Taps are cached per (input size, output size, mode):
+read-only arrays shared by all steps.
 """
 
 from __future__ import annotations
@@ -17,6 +19,14 @@ import numpy as np
 import torch
 
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.kernels.image_resample import (
+    Taps,
+    bilinear_aligned,
+    dense_taps,
+    from_matrix,
+    separable,
+    transposed,
+)
 from flowmesh.kernels.registry import KernelContext, kernel
 
 _F32 = np.float32
@@ -104,30 +114,17 @@ def area_matrix(in_size: int, out_size: int, align: bool) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _dense_taps(taps: Any, in_size: int, out_size: int, align: bool, half: bool) -> torch.Tensor:
-    return _dense(*taps(in_size, out_size, align, half), in_size)
-
-
-def _dense(index: np.ndarray, weight: np.ndarray, in_size: int) -> torch.Tensor:
-    matrix = np.zeros((index.shape[0], in_size), dtype=np.float64)
-    for k in range(index.shape[1]):
-        np.add.at(matrix, (np.arange(index.shape[0]), index[:, k]), weight[:, k])
-    return torch.from_numpy(matrix.astype(_F32))
-
-
-def _interp(x: torch.Tensor, dim: int, index: np.ndarray, weight: np.ndarray) -> torch.Tensor:
-    """Combines ``x``'s slices along ``dim`` with TensorFlow's summation order."""
-    idx = torch.from_numpy(index).to(x.device)
-    w = torch.from_numpy(weight).to(x.device)
-    shape = [1] * x.dim()
-    shape[dim] = -1
-    taps = [x.index_select(dim, idx[:, k]) for k in range(index.shape[1])]
-    if index.shape[1] == 2:  # lerp: a + (b - a) * t
-        return taps[0] + (taps[1] - taps[0]) * w[:, 1].reshape(shape)
-    out = taps[0] * w[:, 0].reshape(shape)
-    for k in range(1, len(taps)):
-        out = out + taps[k] * w[:, k].reshape(shape)
-    return out
+def axis_taps(method: str, in_size: int, out_size: int, align: bool, half: bool,
+              grad: bool = False) -> Taps:
+    """The CSR taps of ``method`` (linear, cubic, area) along one axis, transposed for a
+    gradient; area weights include the ``1 / scale`` normalisation."""
+    if method == "area":
+        scale = float(_scale(in_size, out_size, align))
+        taps = from_matrix(area_matrix(in_size, out_size, align) / scale)
+    else:
+        build = linear_taps if method == "linear" else cubic_taps
+        taps = dense_taps(*build(in_size, out_size, align, half), in_size)
+    return transposed(taps) if grad else taps
 
 
 def _checked(ctx: KernelContext, images: Any, size: Any) -> tuple[int, int]:
@@ -153,9 +150,11 @@ def _resize_bilinear(ctx: KernelContext):
 
     def run(images: Any, size: Any) -> torch.Tensor:
         oh, ow = _checked(ctx, images, size)
-        x = images.to(torch.float32)
-        rows = _interp(x, 1, *linear_taps(x.shape[1], oh, align, half))
-        return _interp(rows, 2, *linear_taps(x.shape[2], ow, align, half))
+        if not half:
+            return bilinear_aligned(images, oh, ow, align)
+        h, w = images.shape[1], images.shape[2]
+        return separable(images.to(torch.float32), axis_taps("linear", h, oh, align, half),
+                         axis_taps("linear", w, ow, align, half))
     return run
 
 
@@ -165,9 +164,9 @@ def _resize_bicubic(ctx: KernelContext):
 
     def run(images: Any, size: Any) -> torch.Tensor:
         oh, ow = _checked(ctx, images, size)
-        x = images.to(torch.float32)
-        cols = _interp(x, 2, *cubic_taps(x.shape[2], ow, align, half))
-        return _interp(cols, 1, *cubic_taps(x.shape[1], oh, align, half))
+        h, w = images.shape[1], images.shape[2]
+        return separable(images.to(torch.float32), axis_taps("cubic", h, oh, align, half),
+                         axis_taps("cubic", w, ow, align, half))
     return run
 
 
@@ -190,35 +189,32 @@ def _resize_area(ctx: KernelContext):
     def run(images: Any, size: Any) -> torch.Tensor:
         oh, ow = _checked(ctx, images, size)
         h, w = images.shape[1], images.shape[2]
-        ay = torch.from_numpy(area_matrix(h, oh, align)).to(images.device)
-        ax = torch.from_numpy(area_matrix(w, ow, align)).to(images.device)
-        scale = 1.0 / (float(_scale(h, oh, align)) * float(_scale(w, ow, align)))
-        out = torch.einsum("yh,nhwc,xw->nyxc", ay, images.to(torch.float64), ax) * scale
-        return out.to(torch.float32)
+        return separable(images.to(torch.float32), axis_taps("area", h, oh, align, False),
+                         axis_taps("area", w, ow, align, False))
     return run
 
 
-def _linear_grad(ctx: KernelContext, taps: Any):
+def _linear_grad(ctx: KernelContext, method: str):
     align, half = _modes(ctx)
     out_dtype = ctx.torch_dtype(ctx.output_dtypes[0])
 
     def run(grads: Any, original: Any) -> torch.Tensor:
         h, w = original.shape[1], original.shape[2]
-        ay = _dense_taps(taps, h, grads.shape[1], align, half).to(grads.device)
-        ax = _dense_taps(taps, w, grads.shape[2], align, half).to(grads.device)
-        out = torch.einsum("yh,nyxc,xw->nhwc", ay, grads.to(torch.float32), ax)
+        out = separable(grads.to(torch.float32),
+                        axis_taps(method, h, grads.shape[1], align, half, grad=True),
+                        axis_taps(method, w, grads.shape[2], align, half, grad=True))
         return out.to(out_dtype)
     return run
 
 
 @kernel("ResizeBilinearGrad")
 def _resize_bilinear_grad(ctx: KernelContext):
-    return _linear_grad(ctx, linear_taps)
+    return _linear_grad(ctx, "linear")
 
 
 @kernel("ResizeBicubicGrad")
 def _resize_bicubic_grad(ctx: KernelContext):
-    return _linear_grad(ctx, cubic_taps)
+    return _linear_grad(ctx, "cubic")
 
 
 @kernel("ResizeNearestNeighborGrad")

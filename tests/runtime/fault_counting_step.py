@@ -3,12 +3,26 @@
 
 import json
 import resource
+import sys
 
 import numpy as np
 
 import flowmesh as tf
 
 rng = np.random.default_rng(0)
+if sys.argv[1:] == ["big"]:  # one 48 MB tensor per step: above glibc's largest mmap threshold
+    big = tf.Variable(np.ones((12 << 20,), np.float32))
+    doubled = tf.reduce_sum(big * 2.0)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run(doubled)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        for _ in range(10):
+            sess.run(doubled)
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    print(json.dumps({"faults_per_step": (after - before) / 10}))
+    sys.exit(0)
 x = tf.placeholder(tf.float32, [64, 28, 28, 1])
 w1 = tf.Variable(rng.normal(0, 0.1, (5, 5, 1, 20)).astype(np.float32))
 w2 = tf.Variable(rng.normal(0, 0.1, (5, 5, 20, 50)).astype(np.float32))
