@@ -119,8 +119,37 @@ def loop_reads_written_array(t):
     return [total], [x]
 
 
+def nested_loops(t):
+    x = t.constant(X[0])
+    ta = t.TensorArray(t.float32, size=6)
+
+    def outer(i, ta):
+        def inner(j, ta):
+            return j + 1, ta.write(i * 2 + j, t.sin(x[i] * t.cast(j + 1, t.float32)))
+
+        _, ta = t.while_loop(lambda j, ta: j < 2, inner, [0, ta])
+        return i + 1, ta
+
+    _, ta = t.while_loop(lambda i, ta: i < 3, outer, [0, ta])
+    return [ta.stack()], [x]
+
+
+def loop_in_cond(t):
+    x = t.constant(X[0])
+    ta = t.TensorArray(t.float32, size=3)
+
+    def loop():
+        _, out = t.while_loop(lambda i, ta: i < 3,
+                              lambda i, ta: (i + 1, ta.write(i, x[i] * x[i])), [0, ta])
+        return out
+
+    out = t.cond(t.reduce_sum(x) > -100.0, loop, lambda: ta.unstack(x))
+    return [out.stack()], [x]
+
+
 PROGRAMS = [write_read_stack, unstack_gather, scatter_gather, split_concat, concat_equal,
-            dynamic_rnn, loop_dynamic_size, cond_write, loop_reads_written_array]
+            dynamic_rnn, loop_dynamic_size, cond_write, loop_reads_written_array, nested_loops,
+            loop_in_cond]
 
 
 def _run(t, build, session):
