@@ -114,4 +114,8 @@ def prebuild_cell(cell: Any, input_shape: TensorShape, dtype: Any, batch_size: A
     if isinstance(cell, RNNCell):
         cell.prebuild(input_shape, dtype, batch_size)
         return
-    RNNCell.prebuild(cell, input_shape, dtype, batch_size)  # type: ignore[arg-type]
+    if getattr(cell, "built", False):
+        return
+    with name_scope("prebuild"):  # its ops never run; variables made in __call__ now exist
+        dummy = array_ops.zeros([1] + input_shape.as_list()[1:], dtype=dtype)
+        cell(dummy, cell.zero_state(1, dtype))

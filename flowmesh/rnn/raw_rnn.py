@@ -6,9 +6,10 @@ next_input, next_cell_state, emit_output, next_loop_state)``; it is called once 
 the loop (``cell_output``, ``cell_state`` and ``loop_state`` None: it gives the first
 input and the initial state) and after every cell step. The loop runs while some batch
 element is unfinished; finished elements emit zeros and keep their state, as in
-TensorFlow. The per-step emits are the ``While`` loop's accumulators (gradients flow
-back through them) and come back as an :class:`EmittedOutputs`, the read-only part of
-the ``TensorArray`` TensorFlow returns (``stack``, ``read``, ``gather``, ``size``).
+TensorFlow. As in TensorFlow, the emits are written into ``TensorArray`` loop variables
+(``dynamic_size``, one element per step), and ``loop_state`` may hold TensorArrays too.
+Unlike TensorFlow's, the emit arrays are made with ``clear_after_read=False``, so the
+returned arrays can be read more than once (``stack()`` and ``read(i)`` in one run).
 """
 
 from __future__ import annotations
@@ -21,50 +22,12 @@ from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor
 from flowmesh.core.shapes import TensorShape, as_shape
 from flowmesh.ops import _structure as nest
-from flowmesh.ops import array_ops, gather_ops, math_ops, reduction_ops, select_ops
+from flowmesh.ops import array_ops, math_ops, reduction_ops, select_ops
 from flowmesh.ops import variable_scope as vs
-from flowmesh.ops.while_accumulators import accumulator_stack
-from flowmesh.ops.while_grad import while_accumulator
+from flowmesh.ops.tensor_array import TensorArray
 from flowmesh.ops.while_loop import while_loop
 from flowmesh.rnn._common import check_cell
 from flowmesh.rnn.multi_cell import prebuild_cell
-
-
-class EmittedOutputs:
-    """The outputs ``raw_rnn`` emitted, one ``[batch, ...]`` value per step (what
-    TensorFlow returns as a ``TensorArray``; this one is read-only)."""
-
-    def __init__(self, stacked: Tensor):
-        self._stacked = stacked
-
-    @property
-    def dtype(self) -> dtypes.DType:
-        return self._stacked.dtype
-
-    @property
-    def element_shape(self) -> TensorShape:
-        return self._stacked.shape[1:]
-
-    def stack(self, name: str | None = None) -> Tensor:
-        """All steps as one ``[time, batch, ...]`` tensor."""
-        return array_ops.identity(self._stacked, name=name)
-
-    def read(self, index: Any, name: str | None = None) -> Tensor:
-        """The value emitted at step ``index``."""
-        return gather_ops.gather(self._stacked, index, name=name)
-
-    def gather(self, indices: Any, element_shape: Any = None, name: str | None = None) -> Tensor:
-        """The values emitted at steps ``indices``, stacked."""
-        return gather_ops.gather(self._stacked, indices, name=name)
-
-    def concat(self, name: str | None = None) -> Tensor:
-        """The steps concatenated along their first (batch) axis."""
-        shape = array_ops.shape(self._stacked)
-        return array_ops.reshape(self._stacked, array_ops.concat([[-1], shape[2:]], 0), name=name)
-
-    def size(self, name: str | None = None) -> Tensor:
-        """The number of steps (int32 scalar)."""
-        return array_ops.shape(self._stacked, out_type=dtypes.int32, name=name)[0]
 
 
 def _zero_emits(emit_structure: Any, cell: Any, batch: Any, state_dtype: Any) -> tuple[Any, list]:
@@ -89,7 +52,7 @@ def _zero_emits(emit_structure: Any, cell: Any, batch: Any, state_dtype: Any) ->
 
 
 def raw_rnn(cell: Any, loop_fn: Callable[..., Any], parallel_iterations: int | None = None,
-            swap_memory: bool = False, scope: Any = None) -> tuple[EmittedOutputs | Any, Any, Any]:
+            swap_memory: bool = False, scope: Any = None) -> tuple[Any, Any, Any]:
     """Runs ``cell`` in a ``While`` loop driven by ``loop_fn`` (``tf.nn.raw_rnn``).
 
     Args:
@@ -100,8 +63,8 @@ def raw_rnn(cell: Any, loop_fn: Callable[..., Any], parallel_iterations: int | N
         scope: variable scope (default ``"rnn"``).
 
     Returns:
-        ``(emit_ta, final_state, final_loop_state)``: the emitted outputs (an
-        :class:`EmittedOutputs` per element of the emit structure; ``.stack()`` gives
+        ``(emit_ta, final_state, final_loop_state)``: the emitted outputs (a
+        ``TensorArray`` per element of the emit structure; ``.stack()`` gives
         ``[time, batch, ...]``), the final cell state and the final loop state (None when
         ``loop_fn`` gave none).
 
@@ -147,23 +110,26 @@ class _Loop:
         self.inputs, self.state, self.loop_state = inputs, state, loop_state
         self.emit_structure, self.zeros = emit_structure, zeros
         self.sizes = (len(nest.flatten(inputs)), len(nest.flatten(state)))
-        self.traced: list[Tensor] = []
 
-    def flat_vars(self) -> list[Tensor]:
-        return [convert_to_tensor(t) for t in nest.flatten(self.inputs) + nest.flatten(self.state)
-                + nest.flatten(self.loop_state)]
+    def flat_vars(self) -> list[Any]:
+        emit_tas = [TensorArray(z.dtype, size=0, dynamic_size=True, element_shape=z.shape,
+                                clear_after_read=False, name="rnn_output_ta") for z in self.zeros]
+        return [_loop_value(t) for t in nest.flatten(self.inputs) + nest.flatten(self.state)
+                + nest.flatten(self.loop_state)] + emit_tas
 
     def _unflatten(self, flat: list[Tensor]) -> tuple[Any, Any, Any]:
         n_in, n_state = self.sizes
+        end = len(flat) - len(self.zeros)
         return (nest.pack_sequence_as(self.inputs, list(flat[:n_in])),
                 nest.pack_sequence_as(self.state, list(flat[n_in:n_in + n_state])),
-                nest.pack_sequence_as(self.loop_state, list(flat[n_in + n_state:])))
+                nest.pack_sequence_as(self.loop_state, list(flat[n_in + n_state:end])))
 
     def condition(self, time: Tensor, finished: Tensor, *_: Tensor) -> Tensor:
         return math_ops.logical_not(reduction_ops.reduce_all(finished))
 
     def body(self, time: Tensor, finished: Tensor, *flat: Tensor) -> tuple[Tensor, ...]:
         inputs, state, loop_state = self._unflatten(list(flat))
+        emit_tas = list(flat[len(flat) - len(self.zeros):])
         output, cell_state = self.cell(inputs, state)
         next_time = time + 1
         next_finished, next_input, next_state, emit, next_loop_state = self.loop_fn(
@@ -173,21 +139,21 @@ class _Loop:
             emit = output
         emit_flat = [select_ops.where(finished, z, convert_to_tensor(e))
                      for z, e in zip(self.zeros, nest.flatten(emit))]
-        self.traced = [array_ops.identity(e) for e in emit_flat]
+        emit_tas = [ta.write(time, e) for ta, e in zip(emit_tas, emit_flat)]
         kept = [select_ops.where(finished, old, convert_to_tensor(new)) if old.shape.rank != 0
                 else convert_to_tensor(new)
                 for old, new in zip(nest.flatten(state), nest.flatten(next_state))]
         finished = math_ops.logical_or(finished, convert_to_tensor(next_finished))
         rest = [convert_to_tensor(t) for t in nest.flatten(next_input)] + kept + \
-            [convert_to_tensor(t) for t in nest.flatten(loop_state)]
+            [_loop_value(t) for t in nest.flatten(loop_state)] + emit_tas
         return (next_time, finished, *rest)
 
     def results(self, final: Any) -> tuple[Any, Any, Any]:
-        op = final[0].op
-        stacked = []
-        for tensor in self.traced:
-            out = accumulator_stack(while_accumulator(op, tensor), tensor.dtype, tensor.shape)
-            out.set_shape(TensorShape([None]).concatenate(tensor.shape))
-            stacked.append(EmittedOutputs(out))
-        _, state, loop_state = self._unflatten(list(final[2:]))
-        return nest.pack_sequence_as(self.emit_structure, stacked), state, loop_state
+        flat = list(final[2:])
+        emit_tas = flat[len(flat) - len(self.zeros):]
+        _, state, loop_state = self._unflatten(flat)
+        return nest.pack_sequence_as(self.emit_structure, emit_tas), state, loop_state
+
+
+def _loop_value(value: Any) -> Any:
+    return value if isinstance(value, TensorArray) else convert_to_tensor(value)

@@ -147,9 +147,47 @@ def loop_in_cond(t):
     return [out.stack()], [x]
 
 
+class _TinyCell:
+    """A duck-typed RNN cell (TensorFlow's rnn_cell classes need tf-keras)."""
+
+    output_size = 3
+    state_size = 3
+
+    def __init__(self, t, kernel):
+        self.t, self.kernel = t, kernel
+
+    def zero_state(self, batch, dtype):
+        return self.t.zeros([batch, 3], dtype)
+
+    def __call__(self, inputs, state, scope=None):
+        h = self.t.tanh(self.t.matmul(self.t.concat([inputs, state], 1), self.kernel))
+        return h, h
+
+
+def raw_rnn_loop_state(t):
+    """tf.nn.raw_rnn with a TensorArray in its loop state (the attention-history pattern)."""
+    x = t.constant(X)
+    kernel = t.constant(np.linspace(-0.5, 0.5, 5 * 3, dtype=np.float32).reshape(5, 3))
+    cell = _TinyCell(t, kernel)
+
+    def loop_fn(time, cell_output, cell_state, loop_state):
+        if cell_output is None:
+            state = cell.zero_state(3, t.float32)
+            history = t.TensorArray(t.float32, size=0, dynamic_size=True, element_shape=[3, 3])
+        else:
+            state, history = cell_state, loop_state.write(time - 1, cell_output * 2.0)
+        finished = t.tile(t.reshape(time >= 4, [1]), [3])
+        step = t.cond(t.reduce_all(finished), lambda: t.zeros([3, 2]),
+                      lambda: t.gather(x, t.minimum(time, 3)))
+        return finished, step, state, cell_output, history
+
+    emitted, state, history = t.nn.raw_rnn(cell, loop_fn)
+    return [emitted.stack(), state, history.stack()], [x, kernel]
+
+
 PROGRAMS = [write_read_stack, unstack_gather, scatter_gather, split_concat, concat_equal,
             dynamic_rnn, loop_dynamic_size, cond_write, loop_reads_written_array, nested_loops,
-            loop_in_cond]
+            loop_in_cond, raw_rnn_loop_state]
 
 
 def _run(t, build, session):
@@ -158,7 +196,8 @@ def _run(t, build, session):
     weights = [1.0 - t.cast(t.reshape(t.range(t.size(o)), t.shape(o)), t.float32) * 0.1
                for o in floats]
     loss = t.add_n([t.reduce_sum(o * w) for o, w in zip(floats, weights)])
-    grads = t.gradients(loss, xs)
+    grads = [t.convert_to_tensor(g) for g in t.gradients(loss, xs)]
+    session.run(t.global_variables_initializer())
     return session.run([outputs, grads])
 
 
