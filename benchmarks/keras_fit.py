@@ -6,7 +6,10 @@ One timed step is one ``model.fit(x, y, batch_size=128, epochs=1, shuffle=False,
 verbose=0)`` over ``--batches`` batches (what a user calls), reported as samples/s.
 Contenders, all from the same NumPy weights and data, with ``metrics=["accuracy"]``:
 
-* ``flowmesh``: ``flowmesh.keras`` (graph mode, one ``Session.run`` per batch);
+* ``flowmesh``: ``flowmesh.keras`` (graph mode, one ``Session.run`` per batch); with
+  ``--threads N`` (default 1) its Keras session gets ``intra_op_parallelism_threads=N``, as
+  the tf-keras peer's does (without it the session's thread tuner may run steps on the
+  whole OpenMP team);
 * ``tf-keras-graph``: TensorFlow's Keras 2 (the ``tf-keras`` package) with eager execution
   disabled, in this process (its session gets the harness's thread settings);
 * ``keras3``: TensorFlow 2.21's default Keras (Keras 3, eager + ``tf.function``). Keras 3
@@ -67,6 +70,9 @@ def flowmesh_contender(layers: Sequence[int], weights: list, x: np.ndarray, y: n
     def setup(settings: Settings) -> StepFn:
         graph = flowmesh.Graph()
         with graph.as_default():
+            if settings.threads:  # as the tf-keras peer's session: a fixed intra-op thread count
+                config = flowmesh.ConfigProto(intra_op_parallelism_threads=settings.threads)
+                flowmesh.keras.backend.set_session(flowmesh.Session(graph=graph, config=config))
             model = build(flowmesh.keras, layers, weights, flowmesh.keras.optimizers.SGD(LEARNING_RATE))
 
         def step() -> Any:

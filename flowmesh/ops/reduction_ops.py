@@ -64,10 +64,13 @@ def _kept_shape(op: Any) -> Any:
     """The output shape with reduced axes kept as 1 (static list or a shape tensor)."""
     x, axis_t = op.inputs
     axis_value = constant_value(axis_t)
-    if x.shape.is_fully_defined() and axis_value is not None:
+    if x.shape.rank is not None and axis_value is not None:
+        # Static when every kept axis is known (e.g. a sum over the unknown batch axis).
         dims = x.shape.as_list()
         axes = set(_normalized_axes(axis_value, len(dims)))
-        return [1 if i in axes else d for i, d in enumerate(dims)]
+        kept = [1 if i in axes else d for i, d in enumerate(dims)]
+        if all(d is not None for d in kept):
+            return kept
     input_shape = array_ops.shape(x)
     rank_ = array_ops.size(input_shape)
     axes = math_ops.floormod(math_ops.cast(axis_t, dtypes.int32) + rank_, rank_)

@@ -42,6 +42,29 @@ def test_fit_learns_and_history():
     assert model.predict(x).shape == (120, 3)
 
 
+def test_unshuffled_batches_are_views_and_any_layout_trains_alike():
+    """shuffle=False feeds row slices of x as views (no copy); a column-major x (whose row
+    slices are not contiguous) is copied per batch and gives the same history; x and y are
+    left unchanged; a last partial batch is weighted by its size."""
+    from flowmesh.keras.engine import data_adapter
+
+    slices = list(data_adapter.batch_slices(10, 4, False, np.random.default_rng()))
+    assert slices == [slice(0, 4), slice(4, 8), slice(8, 10)]
+    assert [data_adapter.batch_size_of(s) for s in slices] == [4, 4, 2]
+    x, y = _data(n=100)
+    histories = []
+    for data in (x, np.asfortranarray(x)):
+        with tf.Graph().as_default():
+            tf.set_random_seed(3)
+            model = _mlp()
+            model.compile(K.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics=["accuracy"])
+            before = data.copy()
+            histories.append(model.fit(data, y, batch_size=32, epochs=2, shuffle=False, verbose=0).history)
+            np.testing.assert_array_equal(data, before)
+    for key in histories[0]:
+        np.testing.assert_allclose(histories[0][key], histories[1][key], rtol=1e-5, err_msg=key)
+
+
 def test_initial_epoch_steps_per_epoch_and_callbacks():
     x, y = _data()
     events = []

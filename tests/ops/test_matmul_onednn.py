@@ -73,3 +73,18 @@ def test_setting_turns_onednn_off(monkeypatch):
     monkeypatch.setenv("FLOWMESH_ONEDNN_MATMUL", "1")
     assert onednn_matmul.usable(cpu, [dtypes.float32, dtypes.float32]) == onednn_matmul.available()
     assert not onednn_matmul.usable(cpu, [dtypes.float64, dtypes.float64])
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_narrow_outputs_are_row_major(ta, tb):
+    """Outputs narrower than SMALL_N columns are computed transposed and come back row-major
+    (downstream kernels and in-place buffer forwarding get a fresh contiguous tensor)."""
+    run = onednn_matmul.matmul_fn(ta, tb)
+    g = torch.Generator().manual_seed(1)
+    for m, k, n in [(128, 256, 10), (64, 3, 15), (17, 40, 1)]:
+        a = torch.randn(*((k, m) if ta else (m, k)), generator=g)
+        b = torch.randn(*((n, k) if tb else (k, n)), generator=g)
+        got = run(a, b)
+        want = (a.double().mT if ta else a.double()) @ (b.double().mT if tb else b.double())
+        assert got.shape == (m, n) and got.is_contiguous() and got.dtype == torch.float32
+        torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-4)

@@ -143,3 +143,35 @@ def test_reduction_op(spec):
 @pytest.mark.parametrize("spec", ORACLE_SPECS, ids=spec_ids(ORACLE_SPECS))
 def test_reduction_op_matches_tensorflow(spec):
     OpHarness(spec).check_tensorflow(require_tensorflow())
+
+
+@pytest.mark.parametrize("name", ["reduce_sum", "reduce_mean"])
+@pytest.mark.parametrize("shape,axis,static", [
+    ([None], 0, True),             # the Keras loss: a sum over the unknown batch axis
+    ([None, 3], 0, True),          # kept axis known
+    ([None, 3], 1, False),         # kept axis unknown: the shape is computed at run time
+    ([None, None, 2], [0, 1], True),
+])
+def test_reduction_gradient_over_unknown_axes(name, shape, axis, static):
+    """With the rank and axes known and every kept axis known, the gradient reshapes to a
+    constant shape (no Shape/Range/FloorMod chain); values match NumPy either way."""
+    import flowmesh as tf
+
+    concrete = [d or 4 for d in shape]
+    x = np.arange(np.prod(concrete), dtype=np.float32).reshape(concrete)
+    axes = tuple(np.atleast_1d(axis))
+    reduced_shape = np.sum(x, axis=axes).shape
+    weight = np.arange(1, np.prod(reduced_shape) + 1, dtype=np.float32).reshape(reduced_shape)
+    with tf.Graph().as_default() as graph:
+        p = tf.placeholder(tf.float32, shape)
+        w = tf.placeholder(tf.float32, None)
+        reduced = getattr(tf, name)(p, axis=axis)
+        grad = tf.gradients(reduced * w, p)[0]
+        types = {op.type for op in graph.get_operations()}
+        with tf.Session() as sess:
+            got = sess.run(grad, {p: x, w: weight})
+    want = np.broadcast_to(np.expand_dims(weight, axes), x.shape).astype(np.float64)
+    if name == "reduce_mean":
+        want = want / np.prod([x.shape[a] for a in axes])
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert ("FloorMod" not in types) == static

@@ -94,17 +94,28 @@ def split_validation(arrays: list[Any], split: float) -> tuple[list[Any], list[A
     return train, val
 
 
-def batch_slices(n: int, batch_size: int, shuffle: bool | str, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """Index arrays of consecutive batches over a (shuffled) permutation of ``range(n)``."""
+def batch_slices(n: int, batch_size: int, shuffle: bool | str,
+                 rng: np.random.Generator) -> Iterator[np.ndarray | slice]:
+    """Indices of consecutive batches over a (shuffled) permutation of ``range(n)``: index
+    arrays, or ``slice`` objects without shuffling (``a[s]`` is then a view, not a copy)."""
+    if not shuffle:
+        for start in range(0, n, batch_size):
+            yield slice(start, min(start + batch_size, n))
+        return
     if shuffle == "batch":
         starts = np.arange(0, n, batch_size)
         rng.shuffle(starts)
         for s in starts:
             yield np.arange(s, min(s + batch_size, n))
         return
-    order = rng.permutation(n) if shuffle else np.arange(n)
+    order = rng.permutation(n)
     for start in range(0, n, batch_size):
         yield order[start:start + batch_size]
+
+
+def batch_size_of(index: np.ndarray | slice) -> int:
+    """The number of samples a :func:`batch_slices` index selects."""
+    return index.stop - index.start if isinstance(index, slice) else len(index)
 
 
 def is_dataset(x: Any) -> bool:

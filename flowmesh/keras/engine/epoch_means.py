@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 
 def count_fetches(graph: Any) -> list[Any]:
     """The extra tensors to fetch after the loss and metrics (unmasked counts)."""
@@ -24,18 +22,24 @@ class EpochMeans:
     def __init__(self, graph: Any, names: list[str]):
         self.size = len(names)
         self.slots = list(getattr(graph, "metric_count_slots", [])) or [None] * (self.size - 1)
-        self.sums = np.zeros(self.size)
-        self.weights = np.zeros(self.size)
+        self.sums = [0.0] * self.size
+        self.weights = [0.0] * self.size
+        self._by_size = all(slot is None for slot in self.slots)
 
     def add(self, values: Any, batch_size: int) -> list[float]:
         """Adds one batch; returns its ``[loss, *metrics]`` values."""
         values = [float(v) for v in values]
         main, counts = values[:self.size], values[self.size:]
-        # Graphs that fetch no counts (the distributed step) weigh every metric by batch size.
-        weights = [float(batch_size)] + [counts[slot] if slot is not None and slot < len(counts)
-                                         else float(batch_size) for slot in self.slots]
-        self.sums += np.asarray(main) * weights
-        self.weights += weights
+        size = float(batch_size)
+        if self._by_size:  # no masked metric: every value weighs the batch size
+            weights = [size] * self.size
+        else:  # graphs that fetch no counts (the distributed step) weigh every metric by batch size
+            weights = [size] + [counts[slot] if slot is not None and slot < len(counts) else size
+                                for slot in self.slots]
+        sums, totals = self.sums, self.weights
+        for i, (value, weight) in enumerate(zip(main, weights)):
+            sums[i] += value * weight
+            totals[i] += weight
         return main
 
     def means(self) -> list[float]:

@@ -156,12 +156,13 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
         cbs.on_epoch_begin(epoch)
         means = EpochMeans(graph, names)
         for step, index in enumerate(_indices(n, batch_size, shuffle, rng, steps_per_epoch)):
-            cbs.on_train_batch_begin(step, {"batch": step, "size": len(index)})
-            feed = graph.feed([a[index] for a in xs], [a[index] for a in ys],
-                              None if weights is None else [w[index] if w is not None else None for w in weights],
-                              training=True)
-            values = means.add(session.run(fetches, feed)[1:], len(index))
-            logs = {"batch": step, "size": len(index), **dict(zip(names, values))}
+            size = data_adapter.batch_size_of(index)
+            cbs.on_train_batch_begin(step, {"batch": step, "size": size})
+            feed = graph.feed([_take(a, index) for a in xs], [_take(a, index) for a in ys],
+                              None if weights is None else [_take(w, index) if w is not None else None
+                                                            for w in weights], training=True)
+            values = means.add(session.run(fetches, feed)[1:], size)
+            logs = {"batch": step, "size": size, **dict(zip(names, values))}
             cbs.on_train_batch_end(step, logs)
             if model.stop_training:
                 break
@@ -174,6 +175,12 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
             break
     cbs.on_train_end()
     return history
+
+
+def _take(array: np.ndarray, index: np.ndarray | slice) -> np.ndarray:
+    """One batch of ``array``: a view for a slice of a row-major array, else a copy."""
+    batch = array[index]
+    return batch if batch.flags.c_contiguous else np.ascontiguousarray(batch)
 
 
 def _indices(n: int, batch_size: int, shuffle: Any, rng: np.random.Generator, steps: int | None) -> Any:
