@@ -30,6 +30,7 @@ from flowmesh.protos.example import (
 from flowmesh.summary.reader import summary_iterator
 from flowmesh.train.adadelta import AdadeltaOptimizer
 from flowmesh.train.adagrad import AdagradOptimizer
+from flowmesh.train.adagrad_da import AdagradDAOptimizer
 from flowmesh.train.adam import AdamOptimizer
 from flowmesh.train.basic_session_run_hooks import (
     CheckpointSaverHook,
@@ -79,6 +80,7 @@ from flowmesh.train.learning_rate_decay import (
     exponential_decay,
     inverse_time_decay,
     linear_cosine_decay,
+    noisy_linear_cosine_decay,
     linear_scaling_warmup,
     natural_exp_decay,
     piecewise_constant,
@@ -142,6 +144,7 @@ __all__ = [
     "ServerDef",
     "AdadeltaOptimizer",
     "AdagradOptimizer",
+    "AdagradDAOptimizer",
     "AdamOptimizer",
     "FtrlOptimizer",
     "GradientDescentOptimizer",
@@ -161,6 +164,7 @@ __all__ = [
     "exponential_decay",
     "inverse_time_decay",
     "linear_cosine_decay",
+    "noisy_linear_cosine_decay",
     "linear_scaling_warmup",
     "natural_exp_decay",
     "piecewise_constant",

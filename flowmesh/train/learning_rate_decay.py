@@ -237,6 +237,54 @@ def linear_cosine_decay(learning_rate: Any, global_step: Any, decay_steps: Any,
         return math_ops.multiply(lr, decayed, name=scope)
 
 
+def noisy_linear_cosine_decay(learning_rate: Any, global_step: Any, decay_steps: Any,
+                              initial_variance: Any = 1.0, variance_decay: Any = 0.55,
+                              num_periods: Any = 0.5, alpha: Any = 0.0, beta: Any = 0.001,
+                              name: str | None = None) -> Tensor:
+    """Linear cosine decay with Gaussian noise on the linear part (Bello et al., 2017)::
+
+        s = min(step, decay_steps)
+        eps ~ N(0, initial_variance / (1 + s) ** variance_decay)
+        lr * ((alpha + (decay_steps - s) / decay_steps + eps)
+              * 0.5 * (1 + cos(pi * 2 * num_periods * s / decay_steps)) + beta)
+
+    The noise is a ``tf.random_normal`` draw per evaluation, following the graph- and
+    op-level seed rules; its distribution is TensorFlow's, the drawn values are not
+    (flowmesh's generator is not TensorFlow's Philox stream).
+
+    Args:
+        learning_rate: the initial rate.
+        global_step: the step counter.
+        decay_steps: steps to decay over.
+        initial_variance: the noise variance at step 0.
+        variance_decay: how fast the variance decays with the step.
+        num_periods, alpha, beta: see :func:`linear_cosine_decay`.
+        name: name of the result (default ``NoisyLinearCosineDecay``).
+
+    Returns:
+        A scalar tensor of the learning rate's dtype.
+
+    Raises:
+        ValueError: ``global_step`` is None.
+    """
+    from flowmesh.ops.random_ops import random_normal
+
+    _require_step(global_step, "noisy_linear_cosine_decay")
+    with get_default_graph().name_scope(name or "NoisyLinearCosineDecay") as scope:
+        lr = convert_to_tensor(learning_rate, name="learning_rate")
+        dtype = lr.dtype
+        steps = math_ops.cast(decay_steps, dtype)
+        step = math_ops.minimum(math_ops.cast(global_step, dtype), steps)
+        linear = (steps - step) / steps
+        variance = math_ops.cast(initial_variance, dtype) / math_ops.pow(
+            1.0 + step, math_ops.cast(variance_decay, dtype))
+        noisy = linear + random_normal([], stddev=math_ops.sqrt(variance), dtype=dtype)
+        fraction = 2.0 * math_ops.cast(num_periods, dtype) * (step / steps)
+        cosine = 0.5 * (1.0 + math_ops.cos(math.pi * fraction))
+        decayed = (math_ops.cast(alpha, dtype) + noisy) * cosine + math_ops.cast(beta, dtype)
+        return math_ops.multiply(lr, decayed, name=scope)
+
+
 def piecewise_constant(x: Any, boundaries: Sequence[Any], values: Sequence[Any],
                        name: str | None = None) -> Tensor:
     """``values[0]`` while ``x <= boundaries[0]``, ``values[i]`` while
