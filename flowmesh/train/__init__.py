@@ -80,9 +80,9 @@ from flowmesh.train.learning_rate_decay import (
     exponential_decay,
     inverse_time_decay,
     linear_cosine_decay,
-    noisy_linear_cosine_decay,
     linear_scaling_warmup,
     natural_exp_decay,
+    noisy_linear_cosine_decay,
     piecewise_constant,
     polynomial_decay,
 )
@@ -95,6 +95,7 @@ from flowmesh.train.monitored_session import (
 )
 from flowmesh.train.moving_averages import ExponentialMovingAverage
 from flowmesh.train.optimizer import Optimizer
+from flowmesh.train.profiler_hook import ProfilerHook
 from flowmesh.train.proximal import ProximalAdagradOptimizer, ProximalGradientDescentOptimizer
 from flowmesh.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from flowmesh.train.rmsprop import RMSPropOptimizer
@@ -230,6 +231,7 @@ __all__ = [
     "SessionRunValues",
     "SingularMonitoredSession",
     "StepCounterHook",
+    "ProfilerHook",
     "StopAtStepHook",
     "SummarySaverHook",
     "Supervisor",
