@@ -16,6 +16,13 @@ FLOWMESH_ADAPTIVE_THREADS       1        Steps of sessions without
                                          ``intra_op_parallelism_threads`` time the full
                                          intra-op team against one thread now and then and
                                          keep the faster (``runtime/thread_tuner.py``).
+FLOWMESH_CHUNK_HELPERS          0        N > 0 adds a third candidate to the tuner, the
+                                         dynamic mode: one intra-op thread, big MatMuls
+                                         split into chunks that the caller and N helper
+                                         threads take from one counter
+                                         (``kernels/chunk_pool.py``). Off by default: it
+                                         measured slower than one thread on a loaded
+                                         machine (benchmarks/RESULTS.md, issue 13 sched13).
 FLOWMESH_OMP_WAIT_POLICY        AUTO     OpenMP wait policy ``import flowmesh`` sets before
                                          torch loads, unless the user set OMP_WAIT_POLICY
                                          or GOMP_SPINCOUNT: AUTO is PASSIVE (idle threads
@@ -199,6 +206,8 @@ FUSED_RNN = Setting("FLOWMESH_FUSED_RNN", 1, int,
 ADAPTIVE_THREADS = Setting("FLOWMESH_ADAPTIVE_THREADS", 1, int,
                            "1: steps time the full intra-op team against one thread now and then "
                            "and keep the faster (sessions without intra_op_parallelism_threads)")
+CHUNK_HELPERS = Setting("FLOWMESH_CHUNK_HELPERS", 0, int,
+                        "helper threads of the tuner's dynamic mode (0: no dynamic mode)")
 ONEDNN_MATMUL = Setting("FLOWMESH_ONEDNN_MATMUL", 1, int,
                       "1: fp32 CPU MatMul runs on oneDNN where measured faster than MKL")
 ELASTIC_TIMEOUT_S = Setting("FLOWMESH_ELASTIC_TIMEOUT_S", 120.0, float,

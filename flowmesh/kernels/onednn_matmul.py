@@ -28,10 +28,14 @@ import torch
 
 from flowmesh import config
 from flowmesh.core import dtypes
+from flowmesh.kernels import chunk_pool
 
 MIN_K = 64
 MIN_N_TRANSPOSED_A = 64
 SMALL_N = 16
+CHUNK_MIN_MACS = 4_000_000  # smaller products are not worth splitting (dynamic mode)
+CHUNK_MIN_ROWS = 32         # fewest rows of ``a`` per chunk
+CHUNKS = 4                  # chunks per product in dynamic mode
 
 _available: bool | None = None
 
@@ -80,7 +84,29 @@ def matmul_fn(transpose_a: bool, transpose_b: bool) -> Callable[[Any, Any], Any]
             return torch.mm(w, a.mT).mT.contiguous()
         if (a.dim() == 2 and w.dim() == 2 and a.shape[1] >= MIN_K and a.shape[0] > 0
                 and w.shape[0] >= min_n and a.shape[1] == w.shape[1] and _plain(a) and _plain(w)):
+            pool = chunk_pool.active()
+            if pool is not None and a.shape[0] * a.shape[1] * w.shape[0] >= CHUNK_MIN_MACS:
+                return _chunked(pool, a, w)
             return linear(a, w, None, "none", [], "")
         return torch.matmul(a, w.mT)
 
     return run
+
+
+def _chunked(pool: chunk_pool.ChunkPool, a: Any, w: Any) -> Any:
+    """``a @ w.T`` as row chunks of ``a`` computed by the caller and the pool's helpers
+    (``kernels/chunk_pool.py``); a column-major ``a`` (``transpose_a``) is copied chunk
+    by chunk into rows oneDNN accepts."""
+    rows = a.shape[0]
+    count = max(1, min(CHUNKS, rows // CHUNK_MIN_ROWS))
+    step = -(-rows // count)
+    bounds = [(r, min(r + step, rows)) for r in range(0, rows, step)]
+    linear = torch.ops.mkldnn._linear_pointwise
+    row_major = a.is_contiguous()
+
+    def compute(i: int) -> Any:
+        r0, r1 = bounds[i]
+        part = a[r0:r1] if row_major else a[r0:r1].contiguous()
+        return linear(part, w, None, "none", [], "")
+
+    return torch.cat(pool.run(len(bounds), compute))

@@ -23,6 +23,7 @@ from flowmesh.core.default_session import get_default_session, session_stack  # 
 from flowmesh.core.graph import Graph, Operation, Tensor, get_default_graph
 from flowmesh.core.shapes import format_dims
 from flowmesh.errors import InvalidArgumentError, OpError, filter_traceback
+from flowmesh.kernels import chunk_pool
 from flowmesh.kernels.convert import to_numpy
 from flowmesh.kernels.kernel_cache import KernelCache
 from flowmesh.kernels.step import StepContext
@@ -32,7 +33,7 @@ from flowmesh.runtime.options import ConfigProto, RunMetadata, RunOptions, get_l
 from flowmesh.runtime.partition import partition_graph_def
 from flowmesh.runtime.plan import StepPlan
 from flowmesh.runtime.run_cache import RunCache, fits
-from flowmesh.runtime.thread_tuner import ThreadTuner
+from flowmesh.runtime.thread_tuner import Mode, ThreadTuner
 from flowmesh.runtime.timeline import step_stats_from_trace
 
 
@@ -51,6 +52,8 @@ class LocalBackend:
         self._plans: dict[Any, StepPlan] = {}
         self._plans_lock = threading.Lock()
         self._tuners: dict[StepPlan, ThreadTuner] = {}
+        self._chunks: chunk_pool.ChunkPool | None = None  # dynamic mode, made on first use
+        self._chunks_lock = threading.Lock()
         self._logged: set[Operation] = set()
         self._apply_intra_op_threads()
         host_memory.keep_freed_memory()
@@ -71,8 +74,17 @@ class LocalBackend:
             return None
         tuner = self._tuners.get(plan)
         if tuner is None:
-            tuner = self._tuners.setdefault(plan, ThreadTuner(default_team_size()))
+            chunked = _settings.CHUNK_HELPERS.get() > 0
+            tuner = self._tuners.setdefault(plan, ThreadTuner(default_team_size(), chunked))
         return tuner
+
+    def _chunk_pool(self) -> chunk_pool.ChunkPool:
+        """The session's helper threads for dynamic-mode steps (started on first use)."""
+        with self._chunks_lock:
+            if self._chunks is None:
+                self._chunks = chunk_pool.ChunkPool(max(1, _settings.CHUNK_HELPERS.get()),
+                                                    on_start=_one_intra_op_thread)
+            return self._chunks
 
     def plan_for(self, fetches: Sequence[Tensor], feeds: Sequence[Tensor],
                  targets: Sequence[Operation]) -> StepPlan:
@@ -103,18 +115,39 @@ class LocalBackend:
         if tuner is None:
             self._apply_intra_op_threads()
             return plan.run(feed_values, step)
-        threads = tuner.threads()
-        self._apply_intra_op_threads(threads)
+        mode = tuner.mode()
+        self._apply_intra_op_threads(mode.threads)
         start = time.perf_counter()
-        values = plan.run(feed_values, step)
-        tuner.record(threads, time.perf_counter() - start)
+        values = self._run_in(mode, plan, feed_values, step)
+        tuner.record(mode, time.perf_counter() - start)
         return values
+
+    def _run_in(self, mode: Mode, plan: StepPlan, feed_values: Sequence[Any],
+                step: StepContext) -> list[Any]:
+        if not mode.chunked:
+            return plan.run(feed_values, step)
+        chunk_pool.set_active(self._chunk_pool())
+        try:
+            return plan.run(feed_values, step)
+        finally:
+            chunk_pool.set_active(None)
 
     def close(self) -> None:
         for device in self.devices:
             device.resources.clear()
         self._plans.clear()
         self._tuners.clear()
+        with self._chunks_lock:
+            pool, self._chunks = self._chunks, None
+        if pool is not None:
+            pool.close()
+
+
+def _one_intra_op_thread() -> None:
+    """A chunk-pool helper computes its chunks on one intra-op thread."""
+    import torch  # runtime code outside device modules stays torch-free at import
+
+    torch.set_num_threads(1)
 
 
 # --- session targets ---------------------------------------------------------------------------

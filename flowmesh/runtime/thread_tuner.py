@@ -1,12 +1,21 @@
-"""Intra-op threads chosen by timing steps: the whole OpenMP team, or one thread.
+"""How a plan's steps use the cores, chosen by timing steps: the OpenMP team, one
+thread, or chunks taken by whichever thread runs (dynamic mode).
 
 An OpenMP team waits for its slowest member at the end of every parallel region. On an
 idle machine the team is fastest; when another process takes one of the cores, the member
 it displaces stalls the rest at every region, and a step can run slower on two threads
 than on one (the MLP step with one CPU hog on two cores: 630 steps/s on two threads, 900
 on one). TensorFlow's work-stealing pools degrade gracefully there; flowmesh gets the same
-effect by measuring: each plan times a few steps on each candidate now and then and keeps
-the faster one, so an idle machine keeps the team and a busy one drops to one thread.
+effect by measuring: each plan times a few steps in each candidate mode now and then and
+keeps the fastest, so an idle machine keeps the team and a busy one leaves it.
+
+The candidates (:class:`Mode`): the full team; one intra-op thread; and, when the session
+has a chunk pool (``FLOWMESH_CHUNK_HELPERS`` > 0), one intra-op thread whose big kernels
+are split into chunks that the caller and the pool's helper threads take from one counter
+(``kernels/chunk_pool.py``): a descheduled helper holds up nothing. Modes are compared by
+the mean time of their probe steps without the slowest one (throughput: a team's stalls
+show in the mean, not in the median, while one step that another process happened to
+preempt does not decide); a mode other than the team must be 10% faster to replace it.
 
 Only sessions that leave ``intra_op_parallelism_threads`` at 0 are tuned, and
 ``FLOWMESH_ADAPTIVE_THREADS=0`` turns the tuning off.
@@ -17,57 +26,93 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from typing import NamedTuple
+
+from flowmesh import config
 
 WARMUP_STEPS = 2     # a plan's first steps build kernels and caches: not timed
-PROBE_STEPS = 5      # steps timed per candidate in one probe
-MARGIN = 0.9         # one thread must be at least 10% faster to replace the team
-REPROBE_S = 10.0     # least time between probes ...
+PROBE_STEPS = 6      # steps timed per candidate in one probe
+MARGIN = 0.9         # another mode must be at least 10% faster to replace the team
+FIRST_REPROBE_S = 2.0  # the first decision is checked again soon (start-up noise) ...
+REPROBE_S = 10.0     # ... later ones at most this often ...
 REPROBE_FACTOR = 20  # ... and at least this many times the last probe's duration
 
 
+class Mode(NamedTuple):
+    """How one step runs: ``threads`` intra-op threads, chunked kernels or not."""
+
+    threads: int
+    chunked: bool = False
+
+
 class ThreadTuner:
-    """Chooses the intra-op thread count of one plan's steps.
+    """Chooses the mode of one plan's steps.
 
     Args:
         team: the full team size (the process's default intra-op thread count).
+        chunked: whether the dynamic mode is a candidate (the session has a chunk pool).
         clock: seconds, for the time between probes (tests pass their own).
     """
 
-    def __init__(self, team: int, clock: Callable[[], float] = time.monotonic):
-        self.team = team
-        self.choice = team
+    def __init__(self, team: int, chunked: bool = False,
+                 clock: Callable[[], float] = time.monotonic):
+        self.team = Mode(team)
+        self.choice = self.team
+        candidates = [self.team]
+        if team > 1:
+            candidates.append(Mode(1))
+            if chunked:
+                candidates.append(Mode(1, True))
+        self.candidates = tuple(candidates)
         self._clock = clock
         self._warmup = WARMUP_STEPS
-        self._samples: dict[int, list[float]] = {team: [], 1: []}
+        self._samples: dict[Mode, list[float]] = {m: [] for m in self.candidates}
         self._probe_started: float | None = None
         self._next_probe = 0.0
+        self._decisions = 0
 
-    def threads(self) -> int:
-        """The thread count for the next step."""
-        if self.team <= 1 or self._warmup > 0 or self._clock() < self._next_probe:
+    def mode(self) -> Mode:
+        """The mode for the next step."""
+        if len(self.candidates) == 1 or self._warmup > 0 or self._clock() < self._next_probe:
             return self.choice
         if self._probe_started is None:
             self._probe_started = self._clock()
-        team_n, one_n = len(self._samples[self.team]), len(self._samples[1])
-        return 1 if one_n < team_n else self.team  # alternate, the team first
+        # round robin, the team first: the candidate with the fewest samples so far
+        return min(self.candidates, key=lambda m: len(self._samples[m]))
 
-    def record(self, threads: int, seconds: float) -> None:
-        """Notes that a step on ``threads`` threads took ``seconds``."""
+    def threads(self) -> int:
+        """The intra-op thread count for the next step (see :meth:`mode`)."""
+        return self.mode().threads
+
+    def record(self, mode: Mode | int, seconds: float) -> None:
+        """Notes that a step in ``mode`` (or on that many threads) took ``seconds``."""
         if self._warmup > 0:
             self._warmup -= 1
             return
-        if self._probe_started is None or threads not in self._samples:
+        if isinstance(mode, int):
+            mode = Mode(mode)
+        if self._probe_started is None or mode not in self._samples:
             return
-        self._samples[threads].append(seconds)
+        self._samples[mode].append(seconds)
         if min(len(s) for s in self._samples.values()) >= PROBE_STEPS:
             self._decide()
 
     def _decide(self) -> None:
-        team_s = statistics.median(self._samples[self.team])
-        one_s = statistics.median(self._samples[1])
-        self.choice = 1 if one_s < MARGIN * team_s else self.team
+        means = {m: _trimmed_mean(s) for m, s in self._samples.items()}
+        best = min(means, key=means.__getitem__)
+        self.choice = best if means[best] < MARGIN * means[self.team] else self.team
+        config.debug(1, "thread tuner: " + ", ".join(
+            f"{m.threads}{'+chunks' if m.chunked else ''} {s * 1e3:.2f} ms" for m, s in means.items())
+            + f" -> {self.choice.threads}{'+chunks' if self.choice.chunked else ''}")
         now = self._clock()
         probe_took = now - (self._probe_started or now)
-        self._next_probe = now + max(REPROBE_S, REPROBE_FACTOR * probe_took)
+        wait = FIRST_REPROBE_S if self._decisions == 0 else REPROBE_S
+        self._next_probe = now + max(wait, REPROBE_FACTOR * probe_took)
+        self._decisions += 1
         self._probe_started = None
-        self._samples = {self.team: [], 1: []}
+        self._samples = {m: [] for m in self.candidates}
+
+
+def _trimmed_mean(samples: list[float]) -> float:
+    """The mean step time without the slowest step."""
+    return statistics.fmean(sorted(samples)[:-1]) if len(samples) > 2 else statistics.fmean(samples)

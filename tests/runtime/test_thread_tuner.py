@@ -1,5 +1,6 @@
-"""The intra-op thread tuner: keeps the team on an idle machine, drops to one thread when
-one thread is measurably faster, probes again later, and leaves explicit settings alone."""
+"""The thread tuner: keeps the team on an idle machine, leaves it for one thread or the
+dynamic (chunked) mode when that is measurably faster, probes again later, and leaves
+explicit settings alone."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 import flowmesh as tf
 from flowmesh.runtime import thread_tuner
-from flowmesh.runtime.thread_tuner import ThreadTuner
+from flowmesh.runtime.thread_tuner import Mode, ThreadTuner
 
 
 class FakeClock:
@@ -34,10 +35,10 @@ def test_one_thread_is_chosen_only_when_clearly_faster() -> None:
     idle = ThreadTuner(4, clock=FakeClock())
     used = _steps(idle, {4: 1.0, 1: 1.5}, warm + probe + 5)
     assert used[:warm] == [4] * warm and set(used[warm:warm + probe]) == {4, 1}
-    assert used[warm + probe:] == [4] * 5 and idle.choice == 4
+    assert used[warm + probe:] == [4] * 5 and idle.choice == Mode(4)
     close = ThreadTuner(4, clock=FakeClock())
     _steps(close, {4: 1.0, 1: 0.95}, warm + probe)  # within the 10% margin: keep the team
-    assert close.choice == 4
+    assert close.choice == Mode(4)
     busy = ThreadTuner(4, clock=FakeClock())
     assert _steps(busy, {4: 1.0, 1: 0.6}, warm + probe + 3)[-3:] == [1, 1, 1]
 
@@ -46,12 +47,55 @@ def test_probes_again_after_the_interval_and_follows_the_load() -> None:
     clock = FakeClock()
     tuner = ThreadTuner(2, clock=clock)
     _steps(tuner, {2: 1.0, 1: 0.5}, thread_tuner.WARMUP_STEPS + 2 * thread_tuner.PROBE_STEPS)
-    assert tuner.choice == 1
-    clock.now += thread_tuner.REPROBE_S / 2
+    assert tuner.choice == Mode(1)
+    clock.now += thread_tuner.FIRST_REPROBE_S / 2
     assert _steps(tuner, {2: 0.4, 1: 0.5}, 3) == [1, 1, 1]  # not yet
-    clock.now += thread_tuner.REPROBE_S
+    clock.now += thread_tuner.FIRST_REPROBE_S
     _steps(tuner, {2: 0.4, 1: 0.5}, 2 * thread_tuner.PROBE_STEPS)
-    assert tuner.choice == 2  # the machine became idle again
+    assert tuner.choice == Mode(2)  # the machine became idle again
+    clock.now += thread_tuner.FIRST_REPROBE_S * 1.5  # later probes wait REPROBE_S
+    assert _steps(tuner, {2: 1.0, 1: 0.5}, 3) == [2, 2, 2]
+    clock.now += thread_tuner.REPROBE_S
+    _steps(tuner, {2: 1.0, 1: 0.5}, 2 * thread_tuner.PROBE_STEPS)
+    assert tuner.choice == Mode(1)
+
+
+def test_modes_are_compared_by_throughput_not_by_the_median_step() -> None:
+    """A team whose every third step stalls (a member displaced by another process) has
+    the better median but the worse mean: the mean decides."""
+    durations = iter([0.5, 0.5, 3.0] * 20)
+    tuner = ThreadTuner(2, clock=FakeClock())
+    for _ in range(thread_tuner.WARMUP_STEPS + 2 * thread_tuner.PROBE_STEPS):
+        mode = tuner.mode()
+        tuner.record(mode, next(durations) if mode == Mode(2) else 0.8)
+    assert tuner.choice == Mode(1)
+
+
+def test_one_preempted_probe_step_does_not_decide() -> None:
+    """Another process preempting one step of the team's probe is not a stalled team."""
+    durations = iter([3.0] + [0.5] * 40)
+    tuner = ThreadTuner(2, clock=FakeClock())
+    for _ in range(thread_tuner.WARMUP_STEPS):
+        tuner.record(tuner.mode(), 0.5)
+    for _ in range(2 * thread_tuner.PROBE_STEPS):
+        mode = tuner.mode()
+        tuner.record(mode, next(durations) if mode == Mode(2) else 0.8)
+    assert tuner.choice == Mode(2)
+
+
+def test_the_dynamic_mode_is_a_candidate_when_the_session_has_a_chunk_pool() -> None:
+    warm, probe = thread_tuner.WARMUP_STEPS, 3 * thread_tuner.PROBE_STEPS
+    dynamic = Mode(1, chunked=True)
+    tuner = ThreadTuner(2, chunked=True, clock=FakeClock())
+    assert tuner.candidates == (Mode(2), Mode(1), dynamic)
+    modes = []
+    for _ in range(warm + probe + 2):
+        mode = tuner.mode()
+        modes.append(mode)
+        tuner.record(mode, {Mode(2): 1.0, Mode(1): 0.8, dynamic: 0.6}[mode])
+    assert modes[warm:warm + 3] == [Mode(2), Mode(1), dynamic]  # round robin, team first
+    assert modes[-2:] == [dynamic, dynamic]
+    assert ThreadTuner(1, chunked=True).candidates == (Mode(1),)  # nothing to choose
 
 
 def test_a_one_thread_team_is_never_probed() -> None:
@@ -71,7 +115,7 @@ def _session_steps(config: tf.ConfigProto | None) -> tf.Session:
 def test_sessions_tune_unless_threads_are_set(monkeypatch) -> None:
     tuned = _session_steps(None)
     tuners = list(tuned._backend._tuners.values())
-    assert len(tuners) == 1 and tuners[0].choice in (1, tuners[0].team)
+    assert len(tuners) == 1 and tuners[0].choice in tuners[0].candidates
     assert not _session_steps(tf.ConfigProto(intra_op_parallelism_threads=1))._backend._tuners
     monkeypatch.setenv("FLOWMESH_ADAPTIVE_THREADS", "0")
     assert not _session_steps(None)._backend._tuners
