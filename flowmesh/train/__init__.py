@@ -133,6 +133,7 @@ from flowmesh.train.training_util import (
     get_or_create_global_step,
     global_step,
 )
+from flowmesh.train.warm_starting_util import VocabInfo, warm_start
 
 __all__ = [
     "BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FloatList",
@@ -232,6 +233,8 @@ __all__ = [
     "SingularMonitoredSession",
     "StepCounterHook",
     "ProfilerHook",
+    "VocabInfo",
+    "warm_start",
     "StopAtStepHook",
     "SummarySaverHook",
     "Supervisor",
