@@ -7,7 +7,9 @@ flowmesh and TensorFlow ``compat.v1`` graph mode run the same TF1 program:
 ``tf.nn.dynamic_rnn(tf.nn.rnn_cell.LSTMCell(128), x)`` over ``x [64, 28, 28]``, a dense
 layer on the last output, ``sparse_softmax_cross_entropy_with_logits`` and
 ``GradientDescentOptimizer.minimize``, fetching ``[train_op, loss]`` with a ``feed_dict``
-every step. flowmesh runs it on its fused LSTM op (the default); ``flowmesh_loop`` is the
+every step. flowmesh runs it on its fused LSTM op (the default: oneDNN's LSTM forward and
+backward called directly); ``flowmesh_autograd`` is the fused op under torch autograd
+(``FLOWMESH_ONEDNN_LSTM=0``, the earlier default); ``flowmesh_loop`` is the
 same program with ``FLOWMESH_FUSED_RNN=0`` (the ``While`` loop); ``torch`` is eager
 ``nn.LSTM`` + ``nn.Linear`` with ``torch.optim.SGD``. All start from identical weights
 (TensorFlow's kernel layout, converted for torch) and cycle through the same batches.
@@ -32,7 +34,7 @@ from benchmarks.harness import (
     tf_config_proto,
 )
 
-PEERS = ("tensorflow", "flowmesh_loop", "torch")
+PEERS = ("tensorflow", "flowmesh_autograd", "flowmesh_loop", "torch")
 LEARNING_RATE = 0.05
 HIDDEN, STEPS, DEPTH, CLASSES = 128, 28, 28, 10
 
@@ -67,8 +69,9 @@ def _tf1_program(tf: Any, params: dict[str, np.ndarray], hidden: int) -> tuple[A
 
 
 def graph_contender(name: str, tf: Any, params: dict[str, np.ndarray], data: list[Any],
-                    hidden: int = HIDDEN, fused: bool = True) -> Contender:
-    """A TF1-style graph-mode contender (flowmesh or TensorFlow)."""
+                    hidden: int = HIDDEN, fused: bool = True, onednn_lstm: bool = True) -> Contender:
+    """A TF1-style graph-mode contender (flowmesh or TensorFlow); ``onednn_lstm=False``
+    runs flowmesh's fused LSTM under torch autograd (``FLOWMESH_ONEDNN_LSTM=0``)."""
     sessions: list[Any] = []
 
     def setup(settings: Settings) -> StepFn:
@@ -98,7 +101,14 @@ def graph_contender(name: str, tf: Any, params: dict[str, np.ndarray], data: lis
             counter[0] += 1
             return sess.run(fetches, feeds[counter[0] % len(feeds)])
 
-        return step
+        def autograd_step() -> Any:
+            os.environ["FLOWMESH_ONEDNN_LSTM"] = "0"  # read by the kernel at every call
+            try:
+                return step()
+            finally:
+                os.environ.pop("FLOWMESH_ONEDNN_LSTM", None)
+
+        return step if onednn_lstm else autograd_step
 
     return Contender(name, setup, teardown=lambda: [s.close() for s in sessions])
 
@@ -156,6 +166,9 @@ def run(settings: Settings, batch: int = 64, hidden: int = HIDDEN) -> list[dict[
             print("tensorflow is not installed: skipping the TensorFlow peer")
         else:
             contenders.append(graph_contender("tensorflow", tf1, params, data, hidden))
+    if "flowmesh_autograd" in settings.peers:
+        contenders.append(graph_contender("flowmesh_autograd", flowmesh, params, data, hidden,
+                                          onednn_lstm=False))
     if "flowmesh_loop" in settings.peers:
         contenders.append(graph_contender("flowmesh_loop", flowmesh, params, data, hidden,
                                           fused=False))

@@ -84,6 +84,10 @@ FLOWMESH_EVAL_CHECKPOINTS       model_dir  ``chief``: the evaluator of ``train_a
 FLOWMESH_FUSED_RNN              1        1: ``dynamic_rnn`` of an LSTM whose math equals
                                          torch's (tanh, no peepholes/clip/projection) runs
                                          one fused op; 0: always the ``While`` loop.
+FLOWMESH_ONEDNN_LSTM            1        1: the fused LSTM (float32 CPU, no sequence
+                                         lengths) calls oneDNN's LSTM forward/backward ops
+                                         directly (``kernels/onednn_lstm.py``); 0: torch's
+                                         LSTM under autograd (the same numbers).
 FLOWMESH_MAX_CONNECTIONS        256      Most data-plane connections a server accepts at
                                          once (one thread each; unauthenticated ones close
                                          after the handshake deadline). Also the rendezvous
@@ -203,6 +207,9 @@ MAX_NP = Setting("FLOWMESH_MAX_NP", -1, int, "most ranks of an elastic job")
 ELASTIC_ID = Setting("FLOWMESH_ELASTIC_ID", "", str, "member id in an elastic job")
 FUSED_RNN = Setting("FLOWMESH_FUSED_RNN", 1, int,
                     "1: dynamic_rnn of a standard LSTM runs one fused op (torch's LSTM)")
+ONEDNN_LSTM = Setting("FLOWMESH_ONEDNN_LSTM", 1, int,
+                      "1: the fused LSTM (float32 CPU, no sequence lengths) calls oneDNN's LSTM "
+                      "forward/backward ops directly; 0: torch's LSTM under autograd")
 ADAPTIVE_THREADS = Setting("FLOWMESH_ADAPTIVE_THREADS", 1, int,
                            "1: steps time the full intra-op team against one thread now and then "
                            "and keep the faster (sessions without intra_op_parallelism_threads)")

@@ -9,8 +9,9 @@ through a packed sequence (outputs past the end are zero, the final state is eac
 sequence's last valid one); a zero length keeps the initial state. Keras's ``reset_after``
 GRU is torch's GRU with the gate blocks ``z, r, h`` reordered to ``r, z, n``.
 
-When the graph holds a gradient of the op (its ``reserve`` output has consumers), the
-forward pass is recorded by torch autograd and the reserve holds the recorded outputs and
+Float32 CPU LSTMs without sequence lengths call oneDNN's LSTM forward/backward ops directly
+(``kernels/onednn_lstm.py``). Otherwise, when the graph holds a gradient of the op (its
+``reserve`` output has consumers), the forward pass is recorded by torch autograd and the reserve holds the recorded outputs and
 leaves; ``FusedLSTMGrad`` runs the backward pass with ``torch.autograd.grad``.
 """
 
@@ -21,7 +22,9 @@ from typing import Any
 import torch
 from torch.nn.utils import rnn as torch_rnn
 
+from flowmesh import config
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.kernels import onednn_lstm
 from flowmesh.kernels.registry import KernelContext, kernel
 
 
@@ -112,7 +115,12 @@ def _fused_lstm(ctx: KernelContext):
     def run(x: torch.Tensor, c0: torch.Tensor, h0: torch.Tensor, kernel_: torch.Tensor,
             bias: torch.Tensor, lengths: torch.Tensor | None = None) -> tuple[Any, ...]:
         _check(name, x, c0, kernel_)
-        if not reserve_output.consumers():
+        train = bool(reserve_output.consumers())
+        if onednn_lstm.usable(x, c0, lengths) and config.ONEDNN_LSTM.get():
+            # oneDNN keeps the workspace only in grad mode (nothing requires grad: no graph)
+            with torch.set_grad_enabled(train):
+                return onednn_lstm.forward(x, c0, h0, kernel_, bias, forget_bias, gate_order, train)
+        if not train:
             with torch.no_grad():
                 weights = _torch_weights(kernel_, bias, x.shape[-1], forget_bias, gate_order)
                 y, c, h = _lstm(x, c0, h0, weights, lengths)
@@ -170,6 +178,9 @@ def _backward(name: str) -> Any:
     """The gradient kernel of a fused RNN: ``torch.autograd.grad`` over the reserve."""
 
     def run(reserve: Any, *output_grads: torch.Tensor) -> tuple[Any, ...]:
+        if isinstance(reserve, onednn_lstm.OneDnnReserve):
+            with torch.no_grad():
+                return onednn_lstm.backward(reserve, *output_grads)
         if not isinstance(reserve, _Reserve):
             raise InvalidArgumentError(
                 f"'{name}': the forward fused RNN op recorded no reserve (internal error: the "
