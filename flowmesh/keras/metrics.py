@@ -27,8 +27,19 @@ def binary_accuracy(y_true: Any, y_pred: Any, threshold: float = 0.5) -> Any:
     return reduce_mean(_float(hits), axis=-1)
 
 
+def _argmax_scores(y_pred: Any) -> Any:
+    """What to take the arg-max of: a ``Softmax`` output's input (the logits; softmax keeps
+    their order), so a training step that needs only the loss, which Keras computes from the
+    logits too, does not run the softmax."""
+    op = getattr(y_pred, "op", None)
+    if op is not None and op.type == "Softmax" and len(op.inputs) == 1:
+        return op.inputs[0]
+    return y_pred
+
+
 def categorical_accuracy(y_true: Any, y_pred: Any) -> Any:
-    return _float(math_ops.equal(argmax(y_true, axis=-1), argmax(y_pred, axis=-1)))
+    return _float(math_ops.equal(argmax(y_true, axis=-1), argmax(_argmax_scores(convert_to_tensor(y_pred)),
+                                                                    axis=-1)))
 
 
 def sparse_categorical_accuracy(y_true: Any, y_pred: Any) -> Any:
@@ -36,7 +47,7 @@ def sparse_categorical_accuracy(y_true: Any, y_pred: Any) -> Any:
     y_true = convert_to_tensor(y_true)
     if y_true.shape.rank is not None and y_pred.shape.rank is not None and y_true.shape.rank == y_pred.shape.rank:
         y_true = array_ops.squeeze(y_true, [-1])
-    predicted = math_ops.cast(argmax(y_pred, axis=-1), dtypes.int64)
+    predicted = math_ops.cast(argmax(_argmax_scores(y_pred), axis=-1), dtypes.int64)
     return _float(math_ops.equal(math_ops.cast(y_true, dtypes.int64), predicted))
 
 

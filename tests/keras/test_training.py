@@ -65,6 +65,19 @@ def test_unshuffled_batches_are_views_and_any_layout_trains_alike():
         np.testing.assert_allclose(histories[0][key], histories[1][key], rtol=1e-5, err_msg=key)
 
 
+def test_accuracy_of_a_softmax_output_takes_the_arg_max_of_its_logits():
+    """The training step's accuracy reads the logits (the loss does too), so the step runs
+    no Softmax; the value is the accuracy of the model's (softmax) predictions."""
+    x, y = _data(n=64)
+    model = _mlp()
+    model.compile(K.optimizers.SGD(0.0), "sparse_categorical_crossentropy", metrics=["accuracy"])
+    logs = model.train_on_batch(x, y, return_dict=True)
+    argmaxes = [op for op in tf.get_default_graph().get_operations() if op.type == "ArgMax"]
+    assert argmaxes and all(op.inputs[0].op.type == "BiasAdd" for op in argmaxes)
+    want = float(np.mean(model.predict(x).argmax(-1) == y))
+    assert abs(logs["accuracy"] - want) < 1e-6
+
+
 def test_initial_epoch_steps_per_epoch_and_callbacks():
     x, y = _data()
     events = []
