@@ -67,6 +67,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     quantized_nn_ops,
     queue_kinds,
     random_dist_ops,
+    random_index_shuffle_ops,
     random_ops,
     range_ops,
     reader_ops,
