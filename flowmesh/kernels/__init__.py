@@ -16,6 +16,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     conditional_accumulator,
     control_flow_ops,
     counter_ops,
+    critical_section_ops,
     cross_ops,
     ctc_decode_ops,
     ctc_ops,

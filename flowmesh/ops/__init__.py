@@ -19,6 +19,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     constant_op,
     control_flow_ops,
     counter_ops,
+    critical_section_ops,
     cross_ops,
     ctc_decode_ops,
     ctc_ops,
