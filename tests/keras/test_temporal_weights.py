@@ -166,3 +166,12 @@ def test_the_mode_survives_save_and_load_model(tmp_path):
         loaded = tf.keras.models.load_model(path)
         assert loaded._compiled.sample_weight_modes == ["temporal"]
         np.testing.assert_allclose(loaded.evaluate(X, Y, sample_weight=TEMPORAL, verbose=0), expected, rtol=1e-6)
+
+
+def test_dataset_weights_are_checked_against_the_mode():
+    with tf.Graph().as_default():
+        plain, temporal = _tagger(tf, HEADS["plain"], SPARSE, None), _tagger(tf, HEADS["plain"], SPARSE, "temporal")
+        with pytest.raises(ValueError, match="compile with sample_weight_mode='temporal'"):
+            plain.fit(tf.data.Dataset.from_tensor_slices((X, Y, TEMPORAL)).batch(4), verbose=0)
+        with pytest.raises(ValueError, match=r"2D \[batch, time\]"):
+            temporal.evaluate(tf.data.Dataset.from_tensor_slices((X, Y, PER_SAMPLE)).batch(4), verbose=0)

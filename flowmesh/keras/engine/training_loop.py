@@ -291,8 +291,10 @@ def _fit_dataset(model: Any, dataset: Any, epochs: int, verbose: int, callbacks:
     first = batches.next()
     if first is None:
         raise ValueError("fit() got an empty dataset")
-    xs, ys, _ = first
+    xs, ys, weight = first
     _prepare_x(model, xs if len(xs) > 1 else xs[0])
+    if weight is not None and ys:
+        _weights(model, ys[:1], weight, None)  # the dataset's weights fit the mode (checked once)
     graph = model._graph_for(ys)
     fetches = graph.train_fetches()
     session = backend.get_session()
@@ -352,6 +354,8 @@ def _evaluate_dataset(model: Any, dataset: Any, steps: int | None) -> dict[str, 
         bx, by, bw = batch
         if step == 0:
             _prepare_x(model, bx if len(bx) > 1 else bx[0])
+            if bw is not None and by:
+                _weights(model, by[:1], bw, None)
         graph = model._graph_for(by)
         means = means or EpochMeans(graph, names)
         means.add(backend.get_session().run([graph.total_loss] + graph.metric_tensors + count_fetches(graph),
