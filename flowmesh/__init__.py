@@ -110,6 +110,7 @@ from flowmesh.ops.control_flow_ops import (
 from flowmesh.ops.while_loop import while_loop
 from flowmesh.ops.tensor_array import TensorArray
 from flowmesh.ops.critical_section_ops import CriticalSection
+from flowmesh.ops.batch_ops import nondifferentiable_batch_function
 from flowmesh.ops.random_index_shuffle_ops import random_index_shuffle
 from flowmesh.ops.functional_ops import foldl, foldr, map_fn, scan
 from flowmesh.ops.lookup_ops import tables_initializer

@@ -5,6 +5,7 @@ Importing this package registers every built-in op.
 
 from flowmesh.ops import (  # noqa: F401 - imported for registration
     array_ops,
+    batch_ops,
     bitcast_ops,
     bitwise_ops,
     byte_decode_ops,

@@ -191,7 +191,9 @@ def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
 
 def _filled(shape_arg: Any, dtype: Any, value: float, name: str) -> Tensor:
     dtype = dtypes.as_dtype(dtype)
-    if not isinstance(shape_arg, Tensor):
+    symbolic = isinstance(shape_arg, (list, tuple)) and any(
+        isinstance(d, Tensor) for d in shape_arg)  # e.g. [tf.shape(x)[0], 2]: packed by fill
+    if not isinstance(shape_arg, Tensor) and not symbolic:
         dims = as_shape(shape_arg)
         if dims.is_fully_defined():
             array = np.full(dims.as_list(), value, dtype=dtype.as_numpy_dtype) \

@@ -127,3 +127,15 @@ def test_stop_gradient_blocks_the_gradient():
     with tf.Session() as sess:
         value = np.array([1.0, -2.0, 3.0], np.float32)
         np.testing.assert_allclose(sess.run(grad, {x: value}), value)  # only the direct path
+
+
+def test_zeros_and_ones_take_a_list_holding_tensors():
+    """tf.zeros([tf.shape(x)[0], 2]) (a TF1 idiom) packs the list, as TensorFlow does."""
+    import flowmesh as tf
+
+    with tf.Graph().as_default(), tf.Session() as sess:
+        x = tf.placeholder(tf.float32, [None, 3])
+        z, o = tf.zeros([tf.shape(x)[0], 2]), tf.ones((2, tf.shape(x)[0]), tf.int64)
+        assert z.shape.as_list() == [None, 2] and o.dtype == tf.int64
+        a, b = sess.run([z, o], {x: np.ones((4, 3), np.float32)})
+    assert a.shape == (4, 2) and not a.any() and b.shape == (2, 4) and (b == 1).all()

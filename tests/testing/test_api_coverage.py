@@ -6,7 +6,7 @@ import flowmesh
 from flowmesh.testing import api_coverage
 
 # Raised as names land; a drop below it means a public name disappeared.
-FLOOR = 0.97
+FLOOR = 0.98
 
 
 def test_api_coverage_summary_is_printed(capsys):
