@@ -53,9 +53,8 @@ def _random_flip(image: Any, axis: int, seed: int | None, fn: str) -> Tensor:
             return cond.cond(mirror, lambda: manip_ops.reverse(image, [axis]), lambda: image)
         batch = array_ops.shape(image)[:1]
         draws = random_ops.random_uniform(batch, 0, 1.0, seed=seed)
-        flips = array_ops.reshape(math_ops.less(draws, 0.5), [-1, 1, 1, 1])
-        flips = math_ops.logical_and(flips, array_ops.ones_like(image, dtype=dtypes.bool))
-        return select_ops.where(flips, manip_ops.reverse(image, [axis + 1]), image)
+        flips = array_ops.reshape(math_ops.less(draws, 0.5), [-1, 1, 1, 1])  # one per image
+        return select_ops.where_v2(flips, manip_ops.reverse(image, [axis + 1]), image)
 
 
 def random_flip_left_right(image: Any, seed: int | None = None) -> Tensor:

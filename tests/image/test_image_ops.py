@@ -104,3 +104,15 @@ def test_dynamic_shapes_are_checked_when_the_step_runs():
                 sess.run(pad, {x: image})
             assert sess.run(crop, {x: np.zeros((6, 4, 3), np.float32)}).shape == (5, 3, 3)
             assert sess.run(pad, {x: np.zeros((3, 6, 3), np.float32)}).shape == (4, 6, 3)
+
+
+def test_adjust_contrast_of_unknown_shape_matches_known_shape():
+    images = np.random.RandomState(6).uniform(0, 1, (2, 5, 7, 3)).astype(np.float32)
+    with tf.Graph().as_default():
+        known = tf.placeholder(tf.float32, images.shape)
+        unknown = tf.placeholder(tf.float32)
+        outs = [tf.image.adjust_contrast(known, 1.6), tf.image.adjust_contrast(unknown, 1.6)]
+        assert outs[0].shape.as_list() == list(images.shape)
+        with tf.Session() as sess:
+            a, b = sess.run(outs, {known: images, unknown: images})
+    np.testing.assert_array_equal(a, b)
