@@ -120,9 +120,27 @@ def _padded(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def bilinear_aligned(x: torch.Tensor, oh: int, ow: int, align_corners: bool) -> torch.Tensor:
+def _picks(taps: Taps) -> slice | None:
+    """The input positions as a slice when every output lands exactly on one input pixel at
+    a constant step (weight 1 on it: ``a + (b - a) * 0`` is ``a`` to the bit), else None."""
+    first = taps.indices[taps.offsets]
+    if not np.all(taps.weights[taps.offsets] == 1.0):
+        return None
+    step = int(first[1] - first[0]) if first.shape[0] > 1 else 1
+    if step < 1 or not np.array_equal(first, first[0] + step * np.arange(first.shape[0])):
+        return None
+    return slice(int(first[0]), int(first[-1]) + 1, step)
+
+
+def bilinear_aligned(x: torch.Tensor, oh: int, ow: int, align_corners: bool,
+                     rows: Taps, cols: Taps) -> torch.Tensor:
     """Bilinear resize with TensorFlow's legacy or ``align_corners`` source coordinates
-    (``[n, oh, ow, c]``, float32; a view when legacy)."""
+    (``[n, oh, ow, c]``, float32; a view when legacy); ``rows``/``cols`` are its taps (an
+    integer downscale by k picks every k-th pixel, exactly what the arithmetic gives)."""
+    picked = (_picks(rows), _picks(cols))
+    if None not in picked:
+        rows = x[:, picked[0]].contiguous()  # whole rows first: long contiguous copies
+        return rows[:, :, picked[1]].to(torch.float32).contiguous()
     if align_corners:
         nchw = x.to(torch.float32).permute(0, 3, 1, 2)
         out = nnf.interpolate(nchw, size=(oh, ow), mode="bilinear", align_corners=True)

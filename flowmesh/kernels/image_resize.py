@@ -150,11 +150,12 @@ def _resize_bilinear(ctx: KernelContext):
 
     def run(images: Any, size: Any) -> torch.Tensor:
         oh, ow = _checked(ctx, images, size)
-        if not half:
-            return bilinear_aligned(images, oh, ow, align)
         h, w = images.shape[1], images.shape[2]
-        return separable(images.to(torch.float32), axis_taps("linear", h, oh, align, half),
-                         axis_taps("linear", w, ow, align, half))
+        rows = axis_taps("linear", h, oh, align, half)
+        cols = axis_taps("linear", w, ow, align, half)
+        if not half:
+            return bilinear_aligned(images, oh, ow, align, rows, cols)
+        return separable(images.to(torch.float32), rows, cols)
     return run
 
 

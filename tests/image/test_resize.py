@@ -114,6 +114,7 @@ def test_larger_images_match_tensorflow(method):
         outs = []
         for align, half in modes:
             kw = {"align_corners": align} | ({"half_pixel_centers": half} if half else {})
+            outs += [_op(t, method)(x, [24, 16], **kw)]  # integer factors: bilinear picks
             outs += [_op(t, method)(x, [29, 97], **kw), _op(t, method)(x, [61, 23], **kw)]
             if method != "resize_area":
                 outs += t.gradients(t.reduce_sum(outs[-2] * weights), x)
