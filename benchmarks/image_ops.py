@@ -57,13 +57,14 @@ class Shapes:
 class Case:
     """One benchmarked program: ``build(tf, inputs)`` returns the tensor to compute, where
     ``inputs`` maps each name of ``arrays`` to a variable holding it (or, for names in
-    ``feeds``, a placeholder fed every step). ``cost`` divides the steps per round."""
+    ``feeds``, a placeholder fed every step). The steps per round are ``--steps`` times
+    ``scale`` (a round of a cheap op must still last long enough to be timed)."""
 
     name: str
     config: str
     arrays: dict[str, Any]
     build: Callable[[Any, dict[str, Any]], Any]
-    cost: int = 1
+    scale: float = 8.0
     feeds: tuple[str, ...] = ()
 
 
@@ -107,30 +108,30 @@ def batch_cases(s: Shapes) -> list[Case]:
     up, down = [s.up, s.up], [s.down, s.down]
     return [
         Case("resize_bilinear_up", f"{batch} float32 -> {s.up}x{s.up}", {"images": f32},
-             lambda tf, i: tf.image.resize_bilinear(i["images"], up), 8),
+             lambda tf, i: tf.image.resize_bilinear(i["images"], up), 1 / 8),
         Case("resize_bilinear_down", f"{batch} float32 -> {s.down}x{s.down}", {"images": f32},
-             lambda tf, i: tf.image.resize_bilinear(i["images"], down), 4),
+             lambda tf, i: tf.image.resize_bilinear(i["images"], down), 1 / 4),
         Case("resize_bilinear_half_pixel", f"{batch} float32 -> {s.up}x{s.up} half_pixel_centers",
              {"images": f32}, lambda tf, i: tf.image.resize_bilinear(
-                 i["images"], up, half_pixel_centers=True), 8),
+                 i["images"], up, half_pixel_centers=True), 1 / 8),
         Case("resize_images_uint8", f"resize_images {batch} uint8 -> {s.up}x{s.up} bilinear",
-             {"images": u8}, lambda tf, i: tf.image.resize_images(i["images"], up), 8),
+             {"images": u8}, lambda tf, i: tf.image.resize_images(i["images"], up), 1 / 8),
         Case("resize_bilinear_grad", f"d/dimages of {batch} float32 -> {s.up}x{s.up}",
-             {"images": f32, "g": gup}, _grad(bil, up, "g"), 8),
+             {"images": f32, "g": gup}, _grad(bil, up, "g"), 1 / 8),
         Case("resize_bicubic_up", f"{batch} float32 -> {s.up}x{s.up}", {"images": f32},
-             lambda tf, i: tf.image.resize_bicubic(i["images"], up), 16),
+             lambda tf, i: tf.image.resize_bicubic(i["images"], up), 1 / 16),
         Case("resize_bicubic_grad", f"d/dimages of {batch} float32 -> {s.up}x{s.up}",
-             {"images": f32, "g": gup}, _grad(bic, up, "g"), 16),
+             {"images": f32, "g": gup}, _grad(bic, up, "g"), 1 / 16),
         Case("resize_nearest_up", f"{batch} uint8 -> {s.up}x{s.up}", {"images": u8},
-             lambda tf, i: tf.image.resize_nearest_neighbor(i["images"], up), 8),
+             lambda tf, i: tf.image.resize_nearest_neighbor(i["images"], up), 1 / 8),
         Case("resize_nearest_grad", f"d/dimages of {batch} float32 -> {s.up}x{s.up}",
-             {"images": f32, "g": gup}, _grad(nn, up, "g"), 8),
+             {"images": f32, "g": gup}, _grad(nn, up, "g"), 1 / 8),
         Case("resize_area_down", f"{batch} float32 -> {s.down}x{s.down}", {"images": f32},
-             lambda tf, i: tf.image.resize_area(i["images"], down), 8),
+             lambda tf, i: tf.image.resize_area(i["images"], down), 1 / 8),
         Case("central_crop_batch", f"{batch} float32, fraction 0.875", {"images": f32},
              lambda tf, i: tf.image.central_crop(i["images"], 0.875), 2),
         Case("random_flip_batch", f"random_flip_left_right {batch} float32", {"images": f32},
-             lambda tf, i: tf.image.random_flip_left_right(i["images"], seed=1), 4),
+             lambda tf, i: tf.image.random_flip_left_right(i["images"], seed=1), 1 / 4),
     ]
 
 
@@ -143,28 +144,28 @@ def single_cases(s: Shapes) -> list[Case]:
     crop, canvas = s.crop, s.canvas
     return [
         Case("decode_jpeg", f"{one} JPEG q90 -> uint8", {"jpeg": np.array(_encoded(photo, "JPEG"),
-             dtype=object)}, lambda tf, i: tf.image.decode_jpeg(i["jpeg"], channels=3), 2,
+             dtype=object)}, lambda tf, i: tf.image.decode_jpeg(i["jpeg"], channels=3), 1,
              ("jpeg",)),
         Case("decode_png", f"{one} PNG -> uint8", {"png": np.array(_encoded(photo, "PNG"),
-             dtype=object)}, lambda tf, i: tf.image.decode_png(i["png"], channels=3), 4, ("png",)),
+             dtype=object)}, lambda tf, i: tf.image.decode_png(i["png"], channels=3), 1 / 2, ("png",)),
         Case("resize_images_single", f"resize_images {one} uint8 -> {crop}x{crop} bilinear",
              {"image": photo}, lambda tf, i: tf.image.resize_images(i["image"], [crop, crop])),
         Case("resize_bilinear_single_f32", f"{one} float32 -> {crop}x{crop}", {"image": f32},
              lambda tf, i: tf.image.resize_bilinear(i["image"][None], [crop, crop])),
         Case("random_crop", f"{one} uint8 -> {crop}x{crop}x3", {"image": photo},
-             lambda tf, i: tf.image.random_crop(i["image"], [crop, crop, 3], seed=1)),
+             lambda tf, i: tf.image.random_crop(i["image"], [crop, crop, 3], seed=1), 64),
         Case("crop_to_bounding_box", f"{one} uint8 -> {crop}x{crop} at (10, 20)", {"image": photo},
-             lambda tf, i: tf.image.crop_to_bounding_box(i["image"], 10, 20, crop, crop)),
+             lambda tf, i: tf.image.crop_to_bounding_box(i["image"], 10, 20, crop, crop), 64),
         Case("pad_to_bounding_box", f"{one} uint8 -> {s.height + 32}x{s.width + 32}",
              {"image": photo}, lambda tf, i: tf.image.pad_to_bounding_box(
-                 i["image"], 16, 16, s.height + 32, s.width + 32)),
+                 i["image"], 16, 16, s.height + 32, s.width + 32), 64),
         Case("resize_image_with_crop_or_pad", f"{one} uint8 -> {canvas}x{canvas}",
              {"image": photo}, lambda tf, i: tf.image.resize_image_with_crop_or_pad(
-                 i["image"], canvas, canvas)),
+                 i["image"], canvas, canvas), 64),
         Case("random_flip_left_right", f"{one} uint8", {"image": photo},
-             lambda tf, i: tf.image.random_flip_left_right(i["image"], seed=1)),
+             lambda tf, i: tf.image.random_flip_left_right(i["image"], seed=1), 64),
         Case("random_brightness", f"{one} float32, max_delta 0.2", {"image": f32},
-             lambda tf, i: tf.image.random_brightness(i["image"], 0.2, seed=1)),
+             lambda tf, i: tf.image.random_brightness(i["image"], 0.2, seed=1), 64),
         Case("random_contrast", f"{one} float32, [0.8, 1.2)", {"image": f32},
              lambda tf, i: tf.image.random_contrast(i["image"], 0.8, 1.2, seed=1)),
         Case("adjust_contrast_uint8", f"{one} uint8, factor 1.3", {"image": photo},
@@ -172,9 +173,9 @@ def single_cases(s: Shapes) -> list[Case]:
         Case("per_image_standardization", f"{one} uint8", {"image": photo},
              lambda tf, i: tf.image.per_image_standardization(i["image"])),
         Case("convert_image_dtype", f"{one} uint8 -> float32", {"image": photo},
-             lambda tf, i: tf.image.convert_image_dtype(i["image"], tf.float32)),
+             lambda tf, i: tf.image.convert_image_dtype(i["image"], tf.float32), 32),
         Case("augment_chain", f"{one} uint8: convert, random_crop {crop}, flip, brightness, "
-             "contrast, clip", {"image": photo}, _augment(crop), 2),
+             "contrast, clip", {"image": photo}, _augment(crop)),
     ]
 
 
@@ -252,8 +253,8 @@ def run(settings: Settings, shapes: Shapes = Shapes(), only: Sequence[str] = ())
         contenders = [graph_contender("flowmesh", flowmesh, case)]
         if tf1 is not None:
             contenders.append(graph_contender("tensorflow", tf1, case))
-        case_settings = replace(settings, steps=max(1, settings.steps // case.cost),
-                                warmup=max(1, settings.warmup // case.cost))
+        case_settings = replace(settings, steps=max(1, round(settings.steps * case.scale)),
+                                warmup=max(1, round(settings.warmup * case.scale)))
         results = measure(contenders, case_settings)
         records += report(f"image_ops/{case.name}", case.config, results, case_settings)
     return records
