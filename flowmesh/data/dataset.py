@@ -202,10 +202,11 @@ class Dataset:
         return tr.shard(self, num_shards, index)
 
     def prefetch(self, buffer_size: Any) -> Dataset:
-        """Produces up to ``buffer_size`` elements ahead on a thread of the pipeline."""
+        """Produces up to ``buffer_size`` elements ahead on a thread of the pipeline (or, as
+        an iterator's outermost stage, in a worker process: see ``options()``)."""
         from flowmesh.data import transformations as tr
 
-        return tr.counting("PrefetchDataset", self, buffer_size, "buffer_size")
+        return tr.prefetch(self, buffer_size)
 
     def cache(self, filename: str = "") -> Dataset:
         """Records the first complete pass (in memory, or in ``filename``) and replays it."""

@@ -2,7 +2,10 @@
 
 Read by flowmesh: ``experimental_deterministic`` (``False`` lets parallel ``map`` return
 elements in completion order) and ``experimental_distribute.auto_shard_policy`` (see
-``data/sharding.py``). The other groups are accepted for compatibility and have no effect
+``data/sharding.py``) and ``experimental_worker_process`` (flowmesh's own: ``True``/``False``
+runs the stages below an iterator's outermost ``prefetch`` in a forked worker process or
+on threads; ``None`` follows ``FLOWMESH_DATA_WORKER_PROCESS``, on by default where the
+pipeline is eligible, see ``kernels/pipeline/worker_process.py``). The other groups are accepted for compatibility and have no effect
 (their values are kept and merged).
 """
 
@@ -48,6 +51,7 @@ class Options:
     def __init__(self) -> None:
         self.experimental_deterministic: bool | None = None
         self.deterministic: bool | None = None
+        self.experimental_worker_process: bool | None = None
         self.experimental_distribute = _Group(auto_shard_policy=None, num_devices=None)
         self.experimental_optimization = _Group()
         self.experimental_threading = _Group(private_threadpool_size=None,
@@ -65,7 +69,7 @@ class Options:
     def merge(self, other: Options) -> Options:
         """These options overridden by the values ``other`` sets."""
         out = Options()
-        for name in ("experimental_deterministic", "deterministic"):
+        for name in ("experimental_deterministic", "deterministic", "experimental_worker_process"):
             value = getattr(other, name)
             setattr(out, name, value if value is not None else getattr(self, name))
         for name in ("experimental_distribute", "experimental_optimization",

@@ -176,6 +176,15 @@ def counting(op_type: str, dataset: Dataset, count: Any, what: str) -> Dataset:
     return _derived(op_type, dataset, [_int64(count)], dataset.element_spec)
 
 
+def prefetch(dataset: Dataset, buffer_size: Any) -> Dataset:
+    from flowmesh.data.worker_eligibility import worker_process_eligible
+
+    eligible = worker_process_eligible(dataset._variant_tensor, dataset.element_spec)
+    return _derived("PrefetchDataset", dataset, [_int64(buffer_size)], dataset.element_spec,
+                    {"worker_process_eligible": eligible,
+                     "worker_process": dataset.options().experimental_worker_process})
+
+
 def shard(dataset: Dataset, num_shards: Any, index: Any) -> Dataset:
     n, i = _int64(num_shards), _int64(index)
     known_n, known_i = _known(n), _known(i)
@@ -203,6 +212,7 @@ def concatenate(dataset: Dataset, other: Dataset) -> Dataset:
 def with_options(dataset: Dataset, options: Options) -> Dataset:
     merged = dataset.options().merge(options)
     out = _derived("OptionsDataset", dataset, [], dataset.element_spec,
-                   {"deterministic": merged.determinism()})
+                   {"deterministic": merged.determinism(),
+                    "worker_process": merged.experimental_worker_process})
     out._options = merged
     return out

@@ -154,7 +154,8 @@ def _shard(ctx: KernelContext):
 @_dataset_kernel("OptionsDataset")
 def _options(ctx: KernelContext):
     name, deterministic = ctx.op.name, ctx.attr("deterministic")
-    return lambda source: transforms.OptionsDataset(name, source, deterministic)
+    worker_process = ctx.attr("worker_process", None)
+    return lambda source: transforms.OptionsDataset(name, source, deterministic, worker_process)
 
 
 # --- batching, shuffling, buffering ---------------------------------------------------------------
@@ -198,8 +199,13 @@ def _shuffle(ctx: KernelContext):
 
 @_dataset_kernel("PrefetchDataset")
 def _prefetch(ctx: KernelContext):
-    name = ctx.op.name
-    return lambda source, size: parallel.PrefetchDataset(name, source, _int(size))
+    name, eligible = ctx.op.name, bool(ctx.attr("worker_process_eligible", False))
+    setting = ctx.attr("worker_process", None)
+
+    def make(source: DatasetDef, size: Any) -> DatasetDef:
+        return parallel.PrefetchDataset(name, source, _int(size), eligible, setting)
+
+    return make
 
 
 @_dataset_kernel("CacheDataset")

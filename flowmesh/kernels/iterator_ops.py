@@ -29,7 +29,7 @@ from flowmesh.errors import (
 )
 from flowmesh.kernels.pipeline.base import DatasetDef, as_value
 from flowmesh.kernels.pipeline.context import PipelineCancelled, PipelineContext
-from flowmesh.kernels.pipeline.transforms import pipeline_determinism
+from flowmesh.kernels.pipeline.transforms import outermost_stage, pipeline_determinism
 from flowmesh.kernels.registry import KernelContext, kernel
 
 _CPU = ("CPU",)
@@ -59,6 +59,7 @@ class IteratorState:
         with self.lock:
             self._stop()
             self.ctx = PipelineContext(pipeline_determinism(dataset), self.name)
+            self.ctx.worker_root, self.ctx.worker_setting = outermost_stage(dataset)
             self.elements = dataset.iterate(self.ctx)
             self.error, self.finished, self.started_once = None, False, True
 

@@ -125,9 +125,11 @@ def test_map_error_surfaces_with_traceback_and_stops_threads():
 
 
 def test_session_close_stops_a_running_pipeline():
+    options = tf.data.Options()
+    options.experimental_worker_process = False  # threads (tests/data/test_worker_process.py)
     with tf.Graph().as_default():
         element = tf.data.Dataset.range(10**9).map(lambda x: x + 1, num_parallel_calls=2) \
-            .prefetch(8).make_one_shot_iterator().get_next()
+            .prefetch(8).with_options(options).make_one_shot_iterator().get_next()
         sess = tf.Session()
         assert sess.run(element) == 1
         assert _pipeline_threads(), "prefetch/parallel map should run on threads"

@@ -61,7 +61,12 @@ class PipelineContext:
         self._conds: list[threading.Condition] = []
         self._lock = threading.Lock()
         self._state: dict[Any, Any] = {}
+        self._on_cancel: list[Callable[[], None]] = []
         self.stats: dict[str, int] = {}
+        # the iterator's outermost stage and its with_options worker-process setting: the one
+        # prefetch that may run its input in a worker process (kernels/pipeline/worker_process.py)
+        self.worker_root: Any = None
+        self.worker_setting: bool | None = None
         _LIVE.add(self)
 
     # --- per-stage state that lives as long as the iterator ------------------------------
@@ -98,6 +103,14 @@ class PipelineContext:
         thread.start()
         return thread
 
+    def on_cancel(self, callback: Callable[[], None]) -> None:
+        """Calls ``callback`` (once) when the pipeline is cancelled, or now if it already is."""
+        with self._lock:
+            if not self.cancelled.is_set():
+                self._on_cancel.append(callback)
+                return
+        callback()
+
     def wait(self, cond: threading.Condition, ready: Callable[[], bool]) -> None:
         """Waits (holding ``cond``) until ``ready()``; raises :class:`PipelineCancelled` once the
         pipeline is cancelled."""
@@ -115,9 +128,12 @@ class PipelineContext:
 
     def cancel(self) -> None:
         """Stops every stage thread and joins it (idempotent)."""
-        self.cancelled.set()
         with self._lock:
+            self.cancelled.set()
             conds, threads = list(self._conds), list(self._threads)
+            callbacks, self._on_cancel = self._on_cancel, []
+        for callback in callbacks:
+            callback()
         for cond in conds:
             with cond:
                 cond.notify_all()

@@ -17,6 +17,7 @@ import collections
 import queue
 from collections.abc import Callable, Iterator
 
+from flowmesh.kernels.pipeline import worker_process
 from flowmesh.kernels.pipeline.base import DatasetDef, Element, Function
 from flowmesh.kernels.pipeline.context import (
     PipelineCancelled,
@@ -102,16 +103,36 @@ class RunAhead:
 
 
 class PrefetchDataset(DatasetDef):
-    """``prefetch(buffer_size)``: the input runs ahead on a thread of its own."""
+    """``prefetch(buffer_size)``: the input runs ahead on a thread of its own, or, as the
+    outermost stage of an iterator, in a worker process where eligible and not switched off
+    (``kernels/pipeline/worker_process.py``).
 
-    def __init__(self, name: str, source: DatasetDef, buffer_size: int):
+    Args:
+        worker_eligible: the stages below may run in a forked process (decided when the
+            graph was built: ``data/worker_eligibility.py``).
+        worker_setting: ``options.experimental_worker_process`` when ``prefetch`` was built.
+    """
+
+    def __init__(self, name: str, source: DatasetDef, buffer_size: int,
+                 worker_eligible: bool = False, worker_setting: bool | None = None):
         self.name = name
         self.source = source
         self.buffer_size = _AUTOTUNE_BUFFER if buffer_size == AUTOTUNE else buffer_size
+        self.worker_eligible = worker_eligible
+        self.worker_setting = worker_setting
 
     def iterate(self, ctx: PipelineContext) -> Iterator[Element]:
         if self.buffer_size == 0:
             return self.source.iterate(ctx)
+        if ctx.worker_root is self:
+            ctx.worker_root = None  # one worker per iterator initialisation
+            setting = self.worker_setting if ctx.worker_setting is None else ctx.worker_setting
+            if worker_process.wanted(self.worker_eligible, setting):
+                try:
+                    return iter(worker_process.WorkerProcess(ctx, self.source, self.buffer_size,
+                                                             f"prefetch:{self.name}"))
+                except OSError:  # no process to be had (fork refused): threads still work
+                    pass
         return iter(RunAhead(ctx, lambda: self.source.iterate(ctx), self.buffer_size,
                              f"prefetch:{self.name}"))
 

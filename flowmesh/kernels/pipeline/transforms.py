@@ -153,12 +153,15 @@ class ShardDataset(DatasetDef):
 
 
 class OptionsDataset(DatasetDef):
-    """``with_options``: sets the pipeline's default determinism for parallel stages."""
+    """``with_options``: sets the pipeline's default determinism for parallel stages and
+    whether an outermost ``prefetch`` may use a worker process (``None``: not set)."""
 
-    def __init__(self, name: str, source: DatasetDef, deterministic: bool | None):
+    def __init__(self, name: str, source: DatasetDef, deterministic: bool | None,
+                 worker_process: bool | None = None):
         self.name = name
         self.source = source
         self.deterministic = deterministic
+        self.worker_process = worker_process
 
     def iterate(self, ctx: PipelineContext) -> Iterator[Element]:
         return self.source.iterate(ctx)
@@ -174,3 +177,15 @@ def pipeline_determinism(dataset: DatasetDef) -> bool:
         node = getattr(node, "source", None)
         seen += 1
     return True
+
+
+def outermost_stage(dataset: DatasetDef) -> tuple[DatasetDef, bool | None]:
+    """The first stage below the ``with_options`` wrappers, and the outermost wrapper's
+    ``worker_process`` setting (its options are merged from every inner one)."""
+    setting: bool | None = None
+    node = dataset
+    while isinstance(node, OptionsDataset):
+        if setting is None and node.worker_process is not None:
+            setting = bool(node.worker_process)
+        node = node.source
+    return node, setting
