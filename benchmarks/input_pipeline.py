@@ -16,7 +16,9 @@ same data in memory fed with ``feed_dict``: the ratio says how much of the input
 prefetch hides behind the training step. ``from_queues`` trains the same model from the
 TF1 queue pipeline (``string_input_producer`` -> ``TFRecordReader.read_up_to`` ->
 ``parse_example`` -> ``shuffle_batch(enqueue_many=True)``, a queue-runner thread) against
-the same in-memory peer.
+the same in-memory peer. By default the TFRecord pipeline (outermost ``prefetch``) runs in
+a worker process; the ``tfrecord_threads`` peer trains from the same pipeline on threads
+(``options.experimental_worker_process = False``).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from benchmarks.harness import (
     tf_config_proto,
 )
 
-PEERS = ("tensorflow", "flowmesh_unvectorized", "raw_read")
+PEERS = ("tensorflow", "flowmesh_unvectorized", "raw_read", "tfrecord_threads")
 BATCH = 128
 
 
@@ -168,14 +170,20 @@ def run_training(settings: Settings, path: str) -> list[dict[str, Any]]:
                for i in range(0, len(x_all) - BATCH + 1, BATCH)]
     sessions: list[Any] = []
 
-    def from_pipeline(s: Settings) -> StepFn:
+    def from_pipeline(s: Settings, worker_process: bool | None = None) -> StepFn:
         graph = fm.Graph()
         with graph.as_default():
             spec = {"image": fm.FixedLenFeature([64], fm.float32),
                     "label": fm.FixedLenFeature([], fm.int64)}
-            x, y = fm.data.TFRecordDataset(path).map(lambda r: fm.parse_single_example(r, spec)) \
+            dataset = fm.data.TFRecordDataset(path) \
+                .map(lambda r: fm.parse_single_example(r, spec)) \
                 .map(lambda d: (d["image"], d["label"])).shuffle(1000, seed=1).repeat() \
-                .batch(BATCH, drop_remainder=True).prefetch(2).make_one_shot_iterator().get_next()
+                .batch(BATCH, drop_remainder=True).prefetch(2)
+            if worker_process is not None:
+                options = fm.data.Options()
+                options.experimental_worker_process = worker_process
+                dataset = dataset.with_options(options)
+            x, y = dataset.make_one_shot_iterator().get_next()
             train_op = _mlp(fm, x, y)
             init = fm.global_variables_initializer()
         sess = fm.Session(graph=graph)
@@ -222,6 +230,9 @@ def run_training(settings: Settings, path: str) -> list[dict[str, Any]]:
     stops: list[Any] = []
     contenders = [Contender("from_tfrecord", from_pipeline), Contender("from_memory", from_memory),
                   Contender("from_queues", from_queues)]
+    if "tfrecord_threads" in settings.peers:
+        contenders.append(Contender("tfrecord_threads",
+                                    lambda s: from_pipeline(s, worker_process=False)))
     results = measure(contenders, settings)
     for stop in stops:
         stop()
@@ -229,9 +240,14 @@ def run_training(settings: Settings, path: str) -> list[dict[str, Any]]:
         sess.close()
     records = report("input_pipeline_training", "digits MLP 64-256-256-10 batch 128 SGD: TFRecord "
                      "pipeline vs feed_dict from memory (flowmesh both)", results[:2], settings)
-    return records + report("input_pipeline_training_queues", "digits MLP 64-256-256-10 batch 128 SGD: "
-                            "TF1 queue pipeline vs feed_dict from memory (flowmesh both)",
-                            [results[2], results[1]], settings)
+    records += report("input_pipeline_training_queues", "digits MLP 64-256-256-10 batch 128 SGD: "
+                      "TF1 queue pipeline vs feed_dict from memory (flowmesh both)",
+                      [results[2], results[1]], settings)
+    if len(results) > 3:
+        records += report("input_pipeline_training_threads", "digits MLP 64-256-256-10 batch 128 "
+                          "SGD: TFRecord pipeline on threads (no worker process) vs feed_dict from "
+                          "memory", [results[3], results[1]], settings)
+    return records
 
 
 def _queue_pipeline(fm: Any, path: str) -> tuple[Any, Any]:

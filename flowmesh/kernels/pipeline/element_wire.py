@@ -23,7 +23,7 @@ from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.pipeline.sparse_value import SparseValue
 
 HEADER = struct.Struct("<cxxxIQ")  # kind, layout bytes, body bytes
-ELEMENT, END, FAILURE = b"E", b"X", b"F"
+ELEMENT, END, FAILURE, CREDITS = b"E", b"X", b"F", b"C"
 _ALIGN = 16
 _PAD = bytes(_ALIGN)
 
@@ -59,7 +59,8 @@ def encode(element: tuple) -> list[Any]:
 
 
 def encode_control(kind: bytes, payload: Any = None) -> bytes:
-    """An ``END`` or ``FAILURE`` message (``payload``: plain values, e.g. an error's fields)."""
+    """An ``END``, ``FAILURE`` or ``CREDITS`` message (``payload``: plain values: an error's
+    fields, a credit count)."""
     layout = marshal.dumps(payload)
     return HEADER.pack(kind, len(layout), 0) + layout
 
@@ -95,7 +96,13 @@ def _strings(value: np.ndarray, body: _Body) -> tuple:
     return ("s", value.shape, body.add(lengths.data, lengths.nbytes), body.add(data, len(data)))
 
 
-def decode(layout: Any, body: bytearray, base: int = 0) -> tuple:
+def new_body(size: int) -> np.ndarray:
+    """A writable, uninitialised buffer of ``size`` bytes for a message to be received into
+    (decoded tensors are views of it)."""
+    return np.empty(size, dtype=np.uint8)
+
+
+def decode(layout: Any, body: Any, base: int = 0) -> tuple:
     """The element of a message whose body starts at ``body[base]`` (tensors are views of
     ``body``)."""
     return tuple(_value(entry, body, base) for entry in marshal.loads(layout))
@@ -106,7 +113,7 @@ def decode_payload(layout: Any) -> Any:
     return marshal.loads(layout)
 
 
-def _value(entry: tuple, body: bytearray, base: int) -> Any:
+def _value(entry: tuple, body: Any, base: int) -> Any:
     kind = entry[0]
     if kind == "t":
         _, dtype_name, shape, offset, nbytes = entry
@@ -133,7 +140,7 @@ def _value(entry: tuple, body: bytearray, base: int) -> Any:
     raise InvalidArgumentError(f"unknown component kind {kind!r} from the worker process")
 
 
-def _decode_strings(entry: tuple, body: bytearray, base: int) -> np.ndarray:
+def _decode_strings(entry: tuple, body: Any, base: int) -> np.ndarray:
     _, shape, lengths_at, data_at = entry
     count = int(np.prod(shape, dtype=np.int64))
     lengths = np.frombuffer(body, dtype=np.int64, count=count, offset=base + lengths_at) \

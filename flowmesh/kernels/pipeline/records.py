@@ -122,39 +122,57 @@ def read_records(path: str, compression: str = "", buffer_size: int = _CHUNK) ->
 
 
 def _records(stream: Any, path: str, chunk: int) -> Iterator[bytes]:
-    buf, pos, base = b"", 0, 0  # base: file offset of buf[0]
-    header_size, crc_size = _HEADER.size, _CRC.size
-    unpack_header, unpack_crc, crc = _HEADER.unpack_from, _CRC.unpack_from, crc32c.crc32c
+    """Frames the stream a buffer at a time: every complete record of a buffer is checked
+    and cut out in one tight loop (:func:`_frame`), then handed out."""
+    buf, base = b"", 0  # base: file offset of buf[0]
+    checked: dict[int, int] = {}
     while True:
-        if len(buf) - pos < header_size:
-            buf, base, pos = buf[pos:] + stream.read(chunk), base + pos, 0
-            if not buf:
-                return
-            if len(buf) < header_size:
+        records, pos, need, error = _frame(buf, base, path, checked)
+        yield from records
+        if error is not None:  # the records before a corrupted one are still read
+            raise error
+        buf, base = buf[pos:], base + pos
+        more = stream.read(max(chunk, need - len(buf)))
+        if not more:
+            if buf:
                 raise _truncated(path, base, len(buf))
+            return
+        buf += more
+
+
+def _frame(buf: bytes, base: int, path: str,
+           checked: dict[int, int]) -> tuple[list[bytes], int, int, DataLossError | None]:
+    """The complete records at the start of ``buf`` (checksums verified), where the rest
+    starts, how many bytes the next record needs, and the error of a corrupted record that
+    ended the run (``None`` if none). ``checked`` caches the masked CRC of length fields
+    already verified (records of one size share their header)."""
+    out: list[bytes] = []
+    append, crc = out.append, crc32c.crc32c
+    unpack_header, unpack_crc = _HEADER.unpack_from, _CRC.unpack_from
+    header_size, size, pos = _HEADER.size, len(buf), 0
+    while size - pos >= header_size:
         length, length_crc = unpack_header(buf, pos)
-        c = crc(buf[pos:pos + 8])
-        if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != length_crc:
-            raise DataLossError(f"corrupted record at {base + pos} in {path}: the length's "
-                                "checksum does not match (not a TFRecord file, or a wrong "
-                                "compression_type?)")
-        end = pos + header_size + length + crc_size
-        if end > len(buf):
-            buf, base, pos = buf[pos:] + stream.read(max(chunk, end - pos)), base + pos, 0
-            end = header_size + length + crc_size
-            while len(buf) < end:
-                more = stream.read(max(chunk, end - len(buf)))
-                if not more:
-                    raise _truncated(path, base, len(buf))
-                buf += more
-        start = pos + header_size
-        data = buf[start:start + length]
+        if checked.get(length) != length_crc:
+            c = crc(buf[pos:pos + 8])
+            if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != length_crc:
+                return out, pos, 0, DataLossError(
+                    f"corrupted record at {base + pos} in {path}: the length's checksum does "
+                    "not match (not a TFRecord file, or a wrong compression_type?)")
+            if len(checked) > 256:
+                checked.clear()
+            checked[length] = length_crc
+        end = pos + header_size + length
+        if end + 4 > size:
+            return out, pos, end + 4 - pos, None
+        data = buf[pos + header_size:end]
         c = crc(data)
-        if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != unpack_crc(buf, start + length)[0]:
-            raise DataLossError(f"corrupted record at {base + pos} in {path}: the data's "
-                                f"checksum does not match ({length} bytes)")
-        pos = end
-        yield data
+        if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != unpack_crc(buf, end)[0]:
+            return out, pos, 0, DataLossError(f"corrupted record at {base + pos} in {path}: "
+                                              f"the data's checksum does not match ({length} "
+                                              "bytes)")
+        append(data)
+        pos = end + 4
+    return out, pos, header_size, None
 
 
 def _truncated(path: str, offset: int, available: int) -> DataLossError:

@@ -56,6 +56,7 @@ from flowmesh.kernels.pipeline.context import (
 )
 
 STOP_GRACE_S = 3.0  # a child that has not exited this long after SIGTERM is killed
+MAX_SLACK = 64  # most elements waiting in the socket's buffer beyond buffer_size
 _LOCK = threading.Lock()
 _PARENT_ENDS: dict[int, socket.socket] = {}  # parent ends of live workers, closed in new children
 _in_worker = False
@@ -87,6 +88,7 @@ class WorkerProcess:
         self._io = threading.RLock()
         self._closed = False
         self._header = bytearray(wire.HEADER.size)
+        self._taken, self._group = 0, 1  # elements taken since credits were last returned
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         with _LOCK:
             self.pid = _fork(child, parent, source, ctx, max(1, capacity))
@@ -108,24 +110,34 @@ class WorkerProcess:
                 raise PipelineCancelled()
             kind, layout_size, body_size = self._read_header()
             data = self._receive(layout_size + body_size)
+            if kind == wire.CREDITS:  # the child's credit count: return them in groups of half
+                self._group = max(1, wire.decode_payload(data) // 2)
+                kind, layout_size, body_size = self._read_header()
+                data = self._receive(layout_size + body_size)
             if kind == wire.ELEMENT:
                 element = wire.decode(memoryview(data)[:layout_size], data, layout_size)
-                try:
-                    self._sock.send(b"c")  # one credit back
-                except OSError:
-                    pass  # the child is gone: the next read says why
+                self._taken += 1
+                if self._taken >= self._group:
+                    self._return_credits()
                 return element
         self.close()
         if kind == wire.END:
             return None
         raise _error_from(wire.decode_payload(data))
 
+    def _return_credits(self) -> None:
+        try:
+            self._sock.send(bytes(self._taken))
+        except OSError:
+            pass  # the child is gone: the next read says why
+        self._taken = 0
+
     def _read_header(self) -> tuple[bytes, int, int]:
         self._fill(memoryview(self._header))
         return wire.HEADER.unpack(self._header)
 
-    def _receive(self, size: int) -> bytearray:
-        data = bytearray(size)
+    def _receive(self, size: int) -> Any:
+        data = wire.new_body(size)  # not zero-filled: the socket overwrites every byte
         self._fill(memoryview(data))
         return data
 
@@ -300,24 +312,53 @@ def _exit_on_term(signum: int, frame: Any) -> None:
 
 def _serve(sock: socket.socket, source: DatasetDef, ctx: PipelineContext, credits: int) -> None:
     """Sends elements while it holds credits; like a prefetch thread, it prepares the next
-    element before it waits for a credit to send it."""
+    element before it waits for a credit to send it. Once the first element's size is known,
+    the elements that fit in the socket's own buffer are added to the credits (they wait in
+    the kernel, as bytes) and the total is sent to the iterator, which then returns credits
+    in groups of half of it (one wake-up of the child per group, not per element). The end
+    and errors need no credit."""
     elements = source.iterate(ctx)
+    sized = False
     while True:
         try:
-            message = b"".join(wire.encode(next(elements)))
+            message = wire.encode(next(elements))
         except StopIteration:
-            message = wire.encode_control(wire.END)
+            sock.sendall(wire.encode_control(wire.END))
+            return
         except Exception as exc:  # noqa: BLE001 - sent to the iterator, raised by its GetNext
-            message = wire.encode_control(wire.FAILURE, _error_fields(exc, ctx.name))
+            sock.sendall(wire.encode_control(wire.FAILURE, _error_fields(exc, ctx.name)))
+            return
+        if not sized:  # the first element: the child holds every credit
+            sized = True
+            size = sum(memoryview(part).nbytes for part in message)
+            credits += min(MAX_SLACK, _socket_buffer(sock) // size)
+            sock.sendall(wire.encode_control(wire.CREDITS, credits))
         while credits == 0:
             returned = sock.recv(4096)
             if not returned:
                 return  # the iterator was closed
             credits += len(returned)
-        sock.sendall(message)
-        if message[:1] != wire.ELEMENT:
-            return
+        _send_parts(sock, message)
         credits -= 1
+
+
+def _send_parts(sock: socket.socket, parts: list[Any]) -> None:
+    """Sends every buffer of ``parts`` in order (``sendmsg`` gathers them: no joined copy)."""
+    views = [memoryview(part).cast("B") for part in parts]
+    while views:
+        sent = sock.sendmsg(views[:512])
+        while views and sent >= len(views[0]):
+            sent -= len(views[0])
+            views.pop(0)
+        if sent:
+            views[0] = views[0][sent:]
+
+
+def _socket_buffer(sock: socket.socket) -> int:
+    try:
+        return sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+    except OSError:
+        return 0
 
 
 def _error_fields(exc: Exception, name: str) -> tuple[str, str | None, str]:
