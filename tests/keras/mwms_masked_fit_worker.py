@@ -32,7 +32,8 @@ def make_model(lib, case: str, mode: str | None = None):
     model = lib.keras.Sequential(head + [k.LSTM(4, return_sequences=True),
                                          k.TimeDistributed(k.Dense(3, activation="softmax"))])
     model.compile(optimizer=lib.keras.optimizers.SGD(0.5), loss="sparse_categorical_crossentropy",
-                  metrics=["accuracy"], sample_weight_mode=mode)
+                  metrics=["accuracy"], sample_weight_mode=mode,
+                  weighted_metrics=["accuracy"] if mode else None)  # tf-keras refuses both under a strategy
     return model
 
 

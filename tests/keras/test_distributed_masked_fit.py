@@ -79,13 +79,14 @@ BALANCED = [0, 1, 2, 3, 0, 1, 2, 3, 8, 9, 10, 11, 8, 9, 10, 11]
 
 @pytest.mark.parametrize("case,weighting", [("mask_zero", None), ("masking", "temporal")])
 def test_mirrored_masked_fit_equals_one_device_when_replicas_hold_as_many_steps(case, weighting):
-    """tf-keras refuses sample_weight_mode under a strategy in graph mode (its eager Keras
-    takes [batch, time] weights there); flowmesh takes them."""
+    """tf-keras refuses sample_weight_mode and weighted_metrics under a strategy in graph mode
+    (its eager Keras takes [batch, time] weights there); flowmesh takes them."""
     with tf.Graph().as_default():
         weights, expected, expected_weights = _fit(tf, None, case, weighting=weighting, rows=BALANCED)
     with tf.Graph().as_default():
         strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
         _, got, got_weights = _fit(tf, strategy, case, weights, weighting, rows=BALANCED)
+    assert sorted(got) == sorted(expected)
     for key in expected:
         np.testing.assert_allclose(got[key], expected[key], rtol=1e-5, atol=1e-6, err_msg=key)
     for a, b in zip(got_weights, expected_weights):

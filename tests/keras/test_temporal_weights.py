@@ -1,7 +1,8 @@
 """Sample weights on sequence outputs against tf-keras (graph mode): ``compile(
 sample_weight_mode="temporal")`` with ``[batch, time]`` weights, alone and combined with
 ``Masking`` / ``Embedding(mask_zero=True)`` masks, per-sample weights on a sequence output,
-and the errors tf-keras gives (named arguments, how to fix them)."""
+``weighted_metrics`` (weighted by both), and the errors tf-keras gives (named arguments,
+how to fix them)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def _tagger(lib, head, loss, mode):
     model = lib.keras.Sequential(head(k) + [k.LSTM(4, return_sequences=True),
                                             k.TimeDistributed(k.Dense(3, activation="softmax"))])
     model.compile(optimizer=lib.keras.optimizers.SGD(0.3), loss=loss(lib), metrics=["accuracy"],
-                  sample_weight_mode=mode)
+                  weighted_metrics=["accuracy"], sample_weight_mode=mode)
     return model
 
 
@@ -77,7 +78,8 @@ def test_sample_weights_on_sequences_follow_tf_keras(case):
         weights, expected, expected_eval, expected_plain = _run(tf1, case)
     with tf.Graph().as_default():
         _, got, got_eval, got_plain = _run(tf, case, weights)
-    for key in ("loss", "val_loss", "accuracy", "val_accuracy"):
+    assert sorted(got) == sorted(expected)  # accuracy_1: the weighted accuracy
+    for key in ("loss", "val_loss", "accuracy", "val_accuracy", "accuracy_1", "val_accuracy_1"):
         np.testing.assert_allclose(got[key], expected[key], rtol=2e-4, atol=1e-6, err_msg=key)
     np.testing.assert_allclose(got_eval, expected_eval, rtol=2e-4, atol=1e-6)
     np.testing.assert_allclose(got_plain, expected_plain, rtol=2e-4, atol=1e-6)

@@ -26,6 +26,8 @@ class CompileConfig:
     output_names: list[str]
     metric_names: list[str] = field(default_factory=list)
     sample_weight_modes: list[str | None] = field(default_factory=list)  # None or "temporal", per output
+    weighted_specs: list[list[Any]] = field(default_factory=list)  # weighted_metrics, per output
+    weighted_names: list[str] = field(default_factory=list)  # the first output's, as compile named them
 
 
 def _per_output(value: Any, names: list[str], what: str) -> list[Any]:
@@ -44,30 +46,48 @@ def _per_output(value: Any, names: list[str], what: str) -> list[Any]:
 
 
 def resolve(optimizer: Any, loss: Any, metrics: Any, loss_weights: Any, output_names: list[str],
-            output_shapes: list[Any], sample_weight_mode: Any = None) -> CompileConfig:
-    """Validates and resolves every name (raising ValueError listing the valid names)."""
+            output_shapes: list[Any], sample_weight_mode: Any = None,
+            weighted_metrics: Any = None) -> CompileConfig:
+    """Validates and resolves every name (raising ValueError listing the valid names).
+    Metric names follow tf-keras: per output, ``metrics`` then ``weighted_metrics``, a
+    repeated name gets ``_1``, ``_2``, ..."""
     opt = optimizers.get(optimizer)
     if loss is None:
         raise ValueError("compile() needs a `loss` (a name such as 'mse', a function or a tf.keras.losses.Loss)")
     loss_fns = [losses_lib.get(item) for item in _per_output(loss, output_names, "loss")]
     weights = _per_output(loss_weights if loss_weights is not None else 1.0, output_names, "loss_weights")
-    if isinstance(metrics, dict):
-        per_output = _per_output(metrics, output_names, "metrics")
-    else:
-        per_output = [metrics] * len(output_names)
+    plain, weighted = _metrics_per_output(metrics, output_names), _metrics_per_output(weighted_metrics, output_names)
     specs: list[list[Any]] = []
+    weighted_specs: list[list[Any]] = []
     names: list[str] = []
-    for i, (entries, fn) in enumerate(zip(per_output, loss_fns)):
-        resolved = []
-        for entry in (entries if isinstance(entries, (list, tuple)) else [entries] if entries else []):
-            name, metric = metrics_lib.resolve(entry, fn, output_shapes[i])
-            if len(output_names) > 1:
-                name = f"{output_names[i]}_{name}"
-            resolved.append((name, metric))
-            names.append(name)
-        specs.append(resolved)
+    base_names: list[list[str]] = []
+    for i, fn in enumerate(loss_fns):
+        for entries, into in ((plain[i], specs), (weighted[i], weighted_specs)):
+            resolved, base_names = [], base_names + [[]]
+            for entry in (entries if isinstance(entries, (list, tuple)) else [entries] if entries else []):
+                name, metric = metrics_lib.resolve(entry, fn, output_shapes[i])
+                base_names[-1].append(name)
+                name = _unique(f"{output_names[i]}_{name}" if len(output_names) > 1 else name, names)
+                resolved.append((name, metric))
+                names.append(name)
+            into.append(resolved)
     return CompileConfig(opt, loss_fns, [float(w if w is not None else 1.0) for w in weights], specs,
-                         output_names, names, sample_weights.resolve_modes(sample_weight_mode, output_names))
+                         output_names, names, sample_weights.resolve_modes(sample_weight_mode, output_names),
+                         weighted_specs, base_names[1])
+
+
+def _metrics_per_output(metrics: Any, output_names: list[str]) -> list[Any]:
+    if isinstance(metrics, dict):
+        return _per_output(metrics, output_names, "metrics")
+    return [metrics] * len(output_names)
+
+
+def _unique(name: str, taken: list[str]) -> str:
+    """``name``, or ``name_1``, ``name_2``, ... when taken (tf-keras's metric names)."""
+    candidate, k = name, 1
+    while candidate in taken or candidate == "loss":
+        candidate, k = f"{name}_{k}", k + 1
+    return candidate
 
 
 class TrainingGraph:
@@ -108,6 +128,11 @@ class TrainingGraph:
                         metric_tensors.append(masked_mean(values, mask))
                         self.metric_count_slots.append(len(self.metric_counts))
                         self.metric_counts.append(_reduce_sum(math_ops.cast(mask, dtypes.float32)))
+                    for _, metric in (config.weighted_specs[i] if config.weighted_specs else []):
+                        total, count = weighted_sum(math_ops.cast(metric(target, out), dtypes.float32), weight, mask)
+                        metric_tensors.append(math_ops.div_no_nan(total, count))
+                        self.metric_count_slots.append(len(self.metric_counts))
+                        self.metric_counts.append(count)
             total = per_output_losses[0] if len(per_output_losses) == 1 else math_ops.add_n(per_output_losses)
             regularization = [loss for loss in model.losses]
             if regularization:
@@ -190,6 +215,18 @@ def masked_mean(values: Any, mask: Any) -> Any:
 
     mask = math_ops.cast(mask, values.dtype)
     return math_ops.div_no_nan(_reduce_sum(values * mask), _reduce_sum(mask))
+
+
+def weighted_sum(values: Any, weight: Any, mask: Any) -> tuple[Any, Any]:
+    """A weighted metric's ``sum(values * w)`` and ``sum(w)``, ``w`` the sample (or temporal)
+    weights times the mask, broadcast to the values (tf-keras's weighted ``Mean``)."""
+    from flowmesh.ops import array_ops, math_ops
+
+    w = losses_lib.match_rank(math_ops.cast(weight, values.dtype), values)
+    if mask is not None:
+        w = w * losses_lib.match_rank(math_ops.cast(mask, values.dtype), values)
+    w = w * array_ops.ones_like(values)
+    return _reduce_sum(values * w), _reduce_sum(w)
 
 
 def _reduce_sum(x: Any) -> Any:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowmesh.core import dtypes
-from flowmesh.keras.engine.compile_utils import CompileConfig, TrainingGraph, output_loss
+from flowmesh.keras.engine.compile_utils import CompileConfig, TrainingGraph, output_loss, weighted_sum
 from flowmesh.keras.engine.keras_mask import get_mask
 from flowmesh.ops import _structure as nest
 
@@ -129,6 +129,10 @@ class DistributedTrainingGraph(TrainingGraph):
                 total = part if total is None else total + part
                 for _, metric in config.metric_specs[i]:
                     value_sum, value_count = _metric_sum(math_ops.cast(metric(y, out), dtypes.float32), mask)
+                    metric_sums.append(value_sum)
+                    metric_counts.append(value_count)
+                for _, metric in (config.weighted_specs[i] if config.weighted_specs else []):
+                    value_sum, value_count = weighted_sum(math_ops.cast(metric(y, out), dtypes.float32), w, mask)
                     metric_sums.append(value_sum)
                     metric_counts.append(value_count)
             objective = total * float(replicas)

@@ -157,7 +157,7 @@ class Model(Layer):
         names = self.output_names if self.outputs else ["output_1"]
         shapes = [t.shape.as_list() for t in self.outputs] if self.outputs else [None]
         self._compiled = compile_utils.resolve(optimizer, loss, metrics, loss_weights, names, shapes,
-                                               sample_weight_mode)
+                                               sample_weight_mode, weighted_metrics)
         from flowmesh.distribute import distribute_lib
 
         self._distribution = distribute_lib.get_strategy() if distribute_lib.has_strategy() else None

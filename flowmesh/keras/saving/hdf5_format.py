@@ -45,7 +45,8 @@ def _training_config(model: Any) -> dict[str, Any] | None:
     weights = compiled.loss_weights
     return {"loss": loss, "metrics": sorted(set(metrics), key=metrics.index),
             "loss_weights": None if all(w == 1.0 for w in weights) else weights,
-            "sample_weight_mode": _sample_weight_mode(compiled), "weighted_metrics": None,
+            "sample_weight_mode": _sample_weight_mode(compiled),
+            "weighted_metrics": list(compiled.weighted_names) or None,
             "optimizer_config": optimizers.serialize(compiled.optimizer)}
 
 
@@ -99,7 +100,8 @@ def load_model(filepath: str, custom_objects: dict | None = None, compile: bool 
         model.compile(optimizer=_deserialize_optimizer(training["optimizer_config"]),
                       loss=_deserialize_loss(loss, custom_objects), metrics=_metric_names(training.get("metrics")),
                       loss_weights=training.get("loss_weights"),
-                      sample_weight_mode=training.get("sample_weight_mode"))
+                      sample_weight_mode=training.get("sample_weight_mode"),
+                      weighted_metrics=_metric_names(training.get("weighted_metrics")))
         model.optimizer._pending_weights = state  # assigned once fit builds the slots
         model.optimizer._restore_pending_weights = optimizer_weights.restore
     return model
