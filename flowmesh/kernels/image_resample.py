@@ -120,6 +120,7 @@ def _padded(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
+@functools.lru_cache(maxsize=256)
 def _picks(taps: Taps) -> slice | None:
     """The input positions as a slice when every output lands exactly on one input pixel at
     a constant step (weight 1 on it: ``a + (b - a) * 0`` is ``a`` to the bit), else None."""
