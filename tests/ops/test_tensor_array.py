@@ -351,3 +351,32 @@ def test_two_gradient_calls_use_separate_gradient_arrays():
         a, b = sess.run([g1, g2])
         np.testing.assert_allclose(a, 2 * X, rtol=1e-6)
         np.testing.assert_allclose(b, 6 * X, rtol=1e-6)
+
+
+def _graph_def_program(t):
+    x = t.placeholder(t.float32, [3, 2], name="x")
+    ta = t.TensorArray(t.float32, size=3, clear_after_read=False).unstack(x * 2.0)
+    t.identity(ta.gather([2, 0]) + ta.read(1), name="y")
+
+
+def test_graph_defs_with_tensor_arrays_move_both_ways():
+    """A TensorFlow 1.x GraphDef holding TensorArrayV3 ops runs in flowmesh, and flowmesh's
+    runs in TensorFlow, with the same result."""
+    tf1 = require_tensorflow()
+    feed = X[0]
+    with tf1_control_flow(tf1), tf1.Graph().as_default() as g:
+        _graph_def_program(tf1)
+        tf_def = g.as_graph_def().SerializeToString()
+    with tf.Graph().as_default() as g:
+        _graph_def_program(tf)
+        our_def = g.as_graph_def().SerializeToString()
+    results = []
+    with tf.Graph().as_default(), tf.Session() as sess:
+        tf.import_graph_def(tf.GraphDef.FromString(tf_def), name="")
+        results.append(sess.run("y:0", {"x:0": feed}))
+    with tf1.Graph().as_default() as g, tf1.Session(graph=g, config=session_config(tf1)) as sess:
+        tf1.import_graph_def(tf1.GraphDef.FromString(our_def), name="")
+        results.append(sess.run("y:0", {"x:0": feed}))
+    expected = np.stack([feed[2], feed[0]]) * 2.0 + feed[1] * 2.0
+    for got in results:
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
