@@ -6,7 +6,8 @@ TensorFlow's documented construction (``random_index_shuffle.cc``): a cycle-walk
 words; the three 32-bit seed words (truncated to ``W`` bits) start Simon's key schedule,
 which runs to ``rounds`` round keys; an index is encrypted again until the result is
 ``<= max_index``, so each (seed, max_index) gives a bijection of ``[0, max_index]``.
-Written here with NumPy ``uint64`` words, all outputs at once.
+Written here with NumPy ``uint64`` words, all outputs at once (a 16-bit block, where a walk can
+take thousands of steps, is encrypted whole into a table that is then walked).
 """
 
 from __future__ import annotations
@@ -74,15 +75,44 @@ def index_shuffle(index: np.ndarray, seeds: np.ndarray, max_index: np.ndarray,
     bits = np.array([block_bits(int(m)) if m > 0 else 0 for m in max_index], np.int64)
     for size in sorted(set(bits.tolist()) - {0}):
         rows = np.nonzero(bits == size)[0]
-        w = size // 2
-        keys = round_keys(seeds[rows], w, rounds)
-        value, limit = index[rows].copy(), max_index[rows]
-        pending = np.ones(len(rows), bool)
-        while pending.any():  # cycle-walk until the block lands in [0, max_index]
-            step = encrypt(value[pending], [k[pending] for k in keys], w)
-            value[pending] = step
-            pending[pending] = step > limit[pending]
-        out[rows] = value
+        walk = _walk_table if size == _TABLE_BITS else _walk_vectorized
+        out[rows] = walk(index[rows], seeds[rows], max_index[rows], size // 2, rounds)
+    return out
+
+
+# A 16-bit block (every max_index < 2**14 uses one) can need thousands of cycle-walk steps
+# per index: its whole permutation table is encrypted at once and walked in Python.
+_TABLE_BITS = 16
+
+
+def _walk_vectorized(index: np.ndarray, seeds: np.ndarray, limit: np.ndarray, w: int,
+                     rounds: int) -> np.ndarray:
+    keys = round_keys(seeds, w, rounds)
+    value = index.copy()
+    pending = np.ones(len(value), bool)
+    while pending.any():  # cycle-walk until the block lands in [0, max_index]
+        step = encrypt(value[pending], [k[pending] for k in keys], w)
+        value[pending] = step
+        pending[pending] = step > limit[pending]
+    return value
+
+
+def _walk_table(index: np.ndarray, seeds: np.ndarray, limit: np.ndarray, w: int,
+                rounds: int) -> np.ndarray:
+    out = np.empty_like(index)
+    domain = np.arange(1 << (2 * w), dtype=np.uint64)
+    tables: dict[tuple[int, ...], list[int]] = {}
+    for i, (start, seed, top) in enumerate(zip(index.tolist(), seeds, limit.tolist())):
+        key = tuple(int(k) for k in seed)
+        table = tables.get(key)
+        if table is None:
+            keys = [np.full(len(domain), r[0], np.uint64)
+                    for r in round_keys(seed[None, :], w, rounds)]
+            table = tables[key] = encrypt(domain, keys, w).tolist()
+        value = table[start & (len(table) - 1)]  # the cipher reads the block's low bits only
+        while value > top:
+            value = table[value]
+        out[i] = value
     return out
 
 

@@ -108,9 +108,7 @@ class TensorArray:
     # --- helpers -----------------------------------------------------------------------
     @property
     def _label(self) -> str:
-        return self._source_op_name()
-
-    def _source_op_name(self) -> str:
+        """The creating op's name (through function captures), for error messages."""
         from flowmesh.core.function import resolve_captured
 
         return resolve_captured(self._handle).op.name

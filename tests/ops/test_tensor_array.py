@@ -236,6 +236,19 @@ def test_static_properties():
         assert ta2.read(0).shape.as_list() == [4, 2]
 
 
+def test_colocate_with_first_write_call():
+    with tf.Graph().as_default():
+        with tf.device("/cpu:1"):
+            value = tf.constant([1.0])
+        ta = tf.TensorArray(tf.float32, size=2)
+        later = ta.write(0, value).write(1, [2.0])
+        fixed = tf.TensorArray(tf.float32, size=2, colocate_with_first_write_call=False)
+        fixed.write(0, value)
+        assert ta.handle.op.device == "/device:CPU:1" and fixed.handle.op.device == ""
+        with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2})) as sess:
+            np.testing.assert_array_equal(sess.run(later.stack()), [[1.0], [2.0]])
+
+
 # --- errors: same messages as TensorFlow 1.x (naming the TensorArray and the index) -------
 def err_write_twice(t):
     ta = t.TensorArray(t.float32, size=3)
