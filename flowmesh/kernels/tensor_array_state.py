@@ -60,6 +60,7 @@ class TensorArrayState:
                  is_grad: bool = False):
         self.name = name
         self.entries = [_Entry() for _ in range(size)]
+        self._dims: tuple[int | None, ...] | None = None
         self.element_shape = element_shape
         self.identical_element_shapes = identical_element_shapes
         self.dynamic_size = dynamic_size
@@ -75,6 +76,22 @@ class TensorArrayState:
 
     def __repr__(self) -> str:
         return f"<TensorArray {self.name} size={len(self.entries)}>"
+
+    @property
+    def element_shape(self) -> TensorShape:
+        return self._element_shape
+
+    @element_shape.setter
+    def element_shape(self, shape: TensorShape) -> None:
+        self._element_shape = shape
+        self._dims = None if shape.rank is None else tuple(shape.as_list())
+
+    def _fits(self, shape: tuple[int, ...]) -> bool:
+        """Whether a value shape is compatible with the element shape (per write: no
+        TensorShape objects)."""
+        dims = self._dims
+        return dims is None or (len(dims) == len(shape) and
+                                all(d is None or d == n for d, n in zip(dims, shape)))
 
     # --- checks ------------------------------------------------------------------------
     def _error(self, message: str) -> InvalidArgumentError:
@@ -119,12 +136,12 @@ class TensorArrayState:
             self.entries.append(_Entry())
         entry = self.entries[index]
         shape = tuple(value.shape)
-        if not self.element_shape.is_compatible_with(TensorShape(list(shape))):
+        if not self._fits(shape):
             raise self._error(
                 f"Could not write to TensorArray index {index} because the value shape is "
                 f"{list(shape)} which is incompatible with the TensorArray's inferred element "
                 f"shape: {_debug(self.element_shape)} (consider setting infer_shape=False).")
-        if self.identical_element_shapes and not self.element_shape.is_fully_defined():
+        if self.identical_element_shapes and (self._dims is None or None in self._dims):
             self.element_shape = TensorShape(list(shape))
         if entry.read:
             raise self._error(f"Could not write to TensorArray index {index} because it has "
