@@ -147,6 +147,19 @@ def loop_in_cond(t):
     return [out.stack()], [x]
 
 
+def cond_in_loop(t):
+    x = t.constant(X[0])
+    ta = t.TensorArray(t.float32, size=3)
+
+    def body(i, ta):
+        ta = t.cond(t.equal(i % 2, 0), lambda: ta.write(i, t.sin(x[i])),
+                    lambda: ta.write(i, x[i] * x[i]))
+        return i + 1, ta
+
+    _, ta = t.while_loop(lambda i, ta: i < 3, body, [0, ta])
+    return [ta.stack()], [x]
+
+
 class _TinyCell:
     """A duck-typed RNN cell (TensorFlow's rnn_cell classes need tf-keras)."""
 
@@ -187,7 +200,7 @@ def raw_rnn_loop_state(t):
 
 PROGRAMS = [write_read_stack, unstack_gather, scatter_gather, split_concat, concat_equal,
             dynamic_rnn, loop_dynamic_size, cond_write, loop_reads_written_array, nested_loops,
-            loop_in_cond, raw_rnn_loop_state]
+            loop_in_cond, cond_in_loop, raw_rnn_loop_state]
 
 
 def _run(t, build, session):
