@@ -179,7 +179,8 @@ def counting(op_type: str, dataset: Dataset, count: Any, what: str) -> Dataset:
 def prefetch(dataset: Dataset, buffer_size: Any) -> Dataset:
     from flowmesh.data.worker_eligibility import worker_process_eligible
 
-    eligible = worker_process_eligible(dataset._variant_tensor, dataset.element_spec)
+    holds_datasets = any(isinstance(s, st.DatasetSpec) for s in st.flatten(dataset.element_spec))
+    eligible = worker_process_eligible(dataset._variant_tensor, holds_datasets)
     return _derived("PrefetchDataset", dataset, [_int64(buffer_size)], dataset.element_spec,
                     {"worker_process_eligible": eligible,
                      "worker_process": dataset.options().experimental_worker_process})

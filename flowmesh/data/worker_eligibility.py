@@ -22,24 +22,19 @@ Everything else (readers, ``parse_example``, ``decode_*``, arithmetic, ``shuffle
 
 from __future__ import annotations
 
-from typing import Any
-
 from flowmesh.core import dtypes
 from flowmesh.core.function import FuncGraph
 from flowmesh.core.graph import Operation, Tensor
-from flowmesh.data import structure as st
 
 # stateful ops whose only effect is on the process's output streams or an error
 _HARMLESS_STATEFUL = frozenset({"Assert", "Print", "PrintV2"})
 _NOT_FORKABLE_SOURCES = frozenset({"GeneratorDataset"})
 
 
-def worker_process_eligible(variant: Tensor, element_spec: Any) -> bool:
-    """Whether the pipeline producing ``variant`` (elements of ``element_spec``) may run
-    in a forked worker process."""
-    if any(isinstance(s, st.DatasetSpec) for s in st.flatten(element_spec)):
-        return False
-    return _stages_eligible(variant.op, set())
+def worker_process_eligible(variant: Tensor, holds_datasets: bool) -> bool:
+    """Whether the pipeline producing ``variant`` may run in a forked worker process
+    (``holds_datasets``: its elements hold nested datasets, which never may)."""
+    return not holds_datasets and _stages_eligible(variant.op, set())
 
 
 def _stages_eligible(op: Operation, seen: set[Operation]) -> bool:
