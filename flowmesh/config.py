@@ -16,6 +16,11 @@ FLOWMESH_ADAPTIVE_THREADS       1        Steps of sessions without
                                          ``intra_op_parallelism_threads`` time the full
                                          intra-op team against one thread now and then and
                                          keep the faster (``runtime/thread_tuner.py``).
+FLOWMESH_TUNER_MAX_LOAD         2.0      From this 1-minute load average per CPU on, the
+                                         tuner keeps the team without probing (there one
+                                         thread probed faster but ran 4-10x slower: the
+                                         scheduler shares the cores per thread). 0: always
+                                         probe.
 FLOWMESH_CHUNK_HELPERS          0        N > 0 adds a third candidate to the tuner, the
                                          dynamic mode: one intra-op thread, big MatMuls
                                          split into chunks that the caller and N helper
@@ -223,6 +228,8 @@ ONEDNN_LSTM = Setting("FLOWMESH_ONEDNN_LSTM", 1, int,
 ADAPTIVE_THREADS = Setting("FLOWMESH_ADAPTIVE_THREADS", 1, int,
                            "1: steps time the full intra-op team against one thread now and then "
                            "and keep the faster (sessions without intra_op_parallelism_threads)")
+TUNER_MAX_LOAD = Setting("FLOWMESH_TUNER_MAX_LOAD", 2.0, float,
+                         "load average per CPU from which the thread tuner keeps the team (0: never)")
 CHUNK_HELPERS = Setting("FLOWMESH_CHUNK_HELPERS", 0, int,
                         "helper threads of the tuner's dynamic mode (0: no dynamic mode)")
 ONEDNN_MATMUL = Setting("FLOWMESH_ONEDNN_MATMUL", 1, int,

@@ -27,7 +27,7 @@ from flowmesh.kernels import chunk_pool
 from flowmesh.kernels.convert import to_numpy
 from flowmesh.kernels.kernel_cache import KernelCache
 from flowmesh.kernels.step import StepContext
-from flowmesh.runtime import host_memory, placer
+from flowmesh.runtime import host_memory, placer, threading_policy
 from flowmesh.runtime.device import DeviceSet, default_team_size, local_devices
 from flowmesh.runtime.options import ConfigProto, RunMetadata, RunOptions, get_log_device_placement
 from flowmesh.runtime.partition import partition_graph_def
@@ -75,7 +75,9 @@ class LocalBackend:
         tuner = self._tuners.get(plan)
         if tuner is None:
             chunked = _settings.CHUNK_HELPERS.get() > 0
-            tuner = self._tuners.setdefault(plan, ThreadTuner(default_team_size(), chunked))
+            tuner = self._tuners.setdefault(plan, ThreadTuner(
+                default_team_size(), chunked, load=threading_policy.load_per_cpu,
+                max_load=_settings.TUNER_MAX_LOAD.get()))
         return tuner
 
     def _chunk_pool(self) -> chunk_pool.ChunkPool:

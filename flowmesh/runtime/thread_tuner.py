@@ -17,6 +17,13 @@ the mean time of their probe steps without the slowest one (throughput: a team's
 show in the mean, not in the median, while one step that another process happened to
 preempt does not decide); a mode other than the team must be 10% faster to replace it.
 
+On a heavily oversubscribed machine (1-minute load average at least
+``FLOWMESH_TUNER_MAX_LOAD`` per CPU) the team is kept without probing: there the probes
+favoured one thread (1.2-1.6 ms against 1.4-26 ms per step at load 6-9 on two CPUs) while
+one thread then ran at 60-190 steps/s and the team at 780-850 with one CPU hog: the
+scheduler shares the cores per thread, which short interleaved probes do not show
+(benchmarks/RESULTS.md, "sched13").
+
 Only sessions that leave ``intra_op_parallelism_threads`` at 0 are tuned, and
 ``FLOWMESH_ADAPTIVE_THREADS=0`` turns the tuning off.
 """
@@ -52,10 +59,13 @@ class ThreadTuner:
         team: the full team size (the process's default intra-op thread count).
         chunked: whether the dynamic mode is a candidate (the session has a chunk pool).
         clock: seconds, for the time between probes (tests pass their own).
+        load: the machine's load per CPU (tests pass their own; default: never busy).
+        max_load: from this load per CPU on, keep the team without probing (0: never).
     """
 
     def __init__(self, team: int, chunked: bool = False,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 load: Callable[[], float] | None = None, max_load: float = 0.0):
         self.team = Mode(team)
         self.choice = self.team
         candidates = [self.team]
@@ -65,6 +75,8 @@ class ThreadTuner:
                 candidates.append(Mode(1, True))
         self.candidates = tuple(candidates)
         self._clock = clock
+        self._load = load
+        self._max_load = max_load
         self._warmup = WARMUP_STEPS
         self._samples: dict[Mode, list[float]] = {m: [] for m in self.candidates}
         self._probe_started: float | None = None
@@ -76,9 +88,24 @@ class ThreadTuner:
         if len(self.candidates) == 1 or self._warmup > 0 or self._clock() < self._next_probe:
             return self.choice
         if self._probe_started is None:
+            if self._overloaded():
+                return self.choice
             self._probe_started = self._clock()
         # round robin, the team first: the candidate with the fewest samples so far
         return min(self.candidates, key=lambda m: len(self._samples[m]))
+
+    def _overloaded(self) -> bool:
+        """On a heavily oversubscribed machine: keeps the team, checks again soon."""
+        if self._max_load <= 0 or self._load is None:
+            return False
+        load = self._load()
+        if load < self._max_load:
+            return False
+        if self.choice != self.team:
+            config.debug(1, f"thread tuner: load {load:.1f} per CPU -> the team")
+        self.choice = self.team
+        self._next_probe = self._clock() + FIRST_REPROBE_S
+        return True
 
     def threads(self) -> int:
         """The intra-op thread count for the next step (see :meth:`mode`)."""

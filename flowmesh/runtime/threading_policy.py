@@ -85,14 +85,19 @@ def configure_openmp(environ: dict[str, str] | None = None,
 
 def machine_is_busy() -> bool:
     """True when the 1-minute load average already reaches the CPUs this process may use."""
+    return load_per_cpu() >= 1.0
+
+
+def load_per_cpu() -> float:
+    """The 1-minute load average per CPU this process may use (0.0 where unknown)."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         cpus = os.cpu_count() or 1
     try:
-        return os.getloadavg()[0] >= cpus
+        return os.getloadavg()[0] / max(1, cpus)
     except OSError:
-        return False
+        return 0.0
 
 
 def openmp_decision() -> str:

@@ -119,3 +119,23 @@ def test_sessions_tune_unless_threads_are_set(monkeypatch) -> None:
     assert not _session_steps(tf.ConfigProto(intra_op_parallelism_threads=1))._backend._tuners
     monkeypatch.setenv("FLOWMESH_ADAPTIVE_THREADS", "0")
     assert not _session_steps(None)._backend._tuners
+
+
+def test_a_heavily_loaded_machine_keeps_the_team_without_probing() -> None:
+    """Above max_load per CPU one thread probed faster but ran far slower (the scheduler
+    shares the cores per thread): the team stays, and probing resumes when the load
+    falls."""
+    clock, load = FakeClock(), [3.0]
+    tuner = ThreadTuner(2, clock=clock, load=lambda: load[0], max_load=2.0)
+    used = _steps(tuner, {2: 1.0, 1: 0.5}, thread_tuner.WARMUP_STEPS + 20)
+    assert set(used) == {2} and tuner.choice == Mode(2)
+    load[0] = 0.5
+    clock.now += thread_tuner.FIRST_REPROBE_S
+    _steps(tuner, {2: 1.0, 1: 0.5}, 2 * thread_tuner.PROBE_STEPS)
+    assert tuner.choice == Mode(1)
+    load[0] = 2.5  # busy again: back to the team at the next check, without a probe
+    clock.now += thread_tuner.REPROBE_S
+    assert _steps(tuner, {2: 1.0, 1: 0.5}, 3) == [2, 2, 2]
+    unguarded = ThreadTuner(2, clock=FakeClock(), load=lambda: 9.0, max_load=0.0)
+    _steps(unguarded, {2: 1.0, 1: 0.5}, thread_tuner.WARMUP_STEPS + 2 * thread_tuner.PROBE_STEPS)
+    assert unguarded.choice == Mode(1)
