@@ -74,6 +74,10 @@ def test_fit_matches_tensorflow_keras(case):
     weights, theirs, their_eval, their_pred = _run(tf_keras, theirs_graph.as_default(), make, optimizer, None,
                                                    fit_kwargs, x, y)
     ours_graph = tf.Graph()
+    with ours_graph.as_default():  # one thread too: the thread tuner would otherwise switch
+        # between one and two threads mid-fit, changing the summation order of a chaotic curve
+        tf.keras.backend.set_session(tf.Session(graph=ours_graph, config=tf.ConfigProto(
+            intra_op_parallelism_threads=1)))
     _, ours, our_eval, our_pred = _run(tf.keras, ours_graph.as_default(), make, optimizer, weights,
                                        fit_kwargs, x, y)
     assert sorted(ours) == sorted(theirs)
