@@ -129,12 +129,32 @@ class PrefetchDataset(DatasetDef):
             setting = self.worker_setting if ctx.worker_setting is None else ctx.worker_setting
             if worker_process.wanted(self.worker_eligible, setting):
                 try:
-                    return iter(worker_process.WorkerProcess(ctx, self.source, self.buffer_size,
-                                                             f"prefetch:{self.name}"))
+                    worker = worker_process.WorkerProcess(ctx, self.source, self.buffer_size,
+                                                          f"prefetch:{self.name}")
                 except OSError:  # no process to be had (fork refused): threads still work
                     pass
+                else:
+                    return _from_worker(ctx, worker, self.buffer_size, f"prefetch:{self.name}")
         return iter(RunAhead(ctx, lambda: self.source.iterate(ctx), self.buffer_size,
                              f"prefetch:{self.name}"))
+
+
+def _from_worker(ctx: PipelineContext, worker: worker_process.WorkerProcess, capacity: int,
+                 what: str) -> Iterator[Element]:
+    """A worker process's elements. Elements too big to wait in the socket's buffer would
+    make the worker wait for each ``GetNext`` to take them: those are received ahead by a
+    thread (``capacity`` of them, as a prefetch thread buffers)."""
+    try:
+        first = worker.get()
+        if first is None:
+            return
+        yield first
+        if worker.large_elements:
+            yield from RunAhead(ctx, worker.elements, capacity, f"{what}:receive")
+        else:
+            yield from worker.elements()
+    finally:
+        worker.close()
 
 
 class _Task:

@@ -61,6 +61,7 @@ from flowmesh.kernels.pipeline.context import (
 
 STOP_GRACE_S = 3.0  # a child that has not exited this long after SIGTERM is killed
 MAX_SLACK = 64  # most elements waiting in the socket's buffer beyond buffer_size
+SOCKET_BUFFER = 4 << 20  # asked of the socket (the kernel may grant less)
 _LOCK = threading.Lock()
 _PARENT_ENDS: dict[int, socket.socket] = {}  # parent ends of live workers, closed in new children
 _in_worker = False
@@ -93,7 +94,14 @@ class WorkerProcess:
         self._closed = False
         self._header = bytearray(wire.HEADER.size)
         self._taken, self._group = 0, 1  # elements taken since credits were last returned
+        # whether an element is too big to wait in the socket's buffer (known at the first)
+        self.large_elements: bool | None = None
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        for end in (parent, child):  # room for elements to wait in (capped by net.core.wmem_max)
+            try:
+                end.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
+            except OSError:
+                pass
         with _LOCK:
             self.pid = _fork(child, parent, source, ctx, max(1, capacity))
             _PARENT_ENDS[parent.fileno()] = parent
@@ -119,6 +127,8 @@ class WorkerProcess:
                 kind, layout_size, body_size = self._read_header()
                 data = self._receive(layout_size + body_size)
             if kind == wire.ELEMENT:
+                if self.large_elements is None:
+                    self.large_elements = wire.HEADER.size + len(data) > _socket_buffer(self._sock) // 2
                 element = wire.decode(memoryview(data)[:layout_size], data, layout_size)
                 self._taken += 1
                 if self._taken >= self._group:
@@ -183,15 +193,13 @@ class WorkerProcess:
         with self._io:
             self._sock.close()
 
-    def __iter__(self) -> Iterator[Element]:
-        try:
-            while True:
-                element = self.get()
-                if element is None:
-                    return
-                yield element
-        finally:
-            self.close()
+    def elements(self) -> Iterator[Element]:
+        """The elements until the end (see :meth:`get`)."""
+        while True:
+            element = self.get()
+            if element is None:
+                return
+            yield element
 
 
 # --- the parent's helpers ---------------------------------------------------------------------
