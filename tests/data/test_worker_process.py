@@ -113,6 +113,22 @@ def test_default_settings_use_the_worker_for_an_eligible_pipeline():
     assert _wait_until(lambda: _children() == before)
 
 
+def test_elements_bigger_than_the_socket_buffer_are_received_ahead_by_a_thread():
+    big = np.arange(3 << 20, dtype=np.float32)  # 12 MB: more than half of any socket buffer
+    before = _children()
+    with tf.Graph().as_default():
+        element = tf.data.Dataset.range(4).map(lambda i: tf.constant(big) + tf.cast(i, tf.float32)) \
+            .prefetch(2).with_options(_options(True)).make_one_shot_iterator().get_next()
+        with tf.Session() as sess:
+            got = [sess.run(element), sess.run(element)]
+            receivers = [t for t in threading.enumerate() if t.name.endswith(":receive")]
+            assert len(receivers) == 1 and len(_children() - before) == 1
+            rest = drain(tf, sess, element)
+    assert [float(e[1]) for e in [*got, *rest]] == [1.0, 2.0, 3.0, 4.0]
+    np.testing.assert_array_equal(rest[-1], big + 3.0)
+    assert _wait_until(lambda: _children() == before and not receivers[0].is_alive())
+
+
 @pytest.mark.parametrize("case", ["py_func", "generator", "random", "not_outermost", "option_off",
                                   "nested_dataset"])
 def test_ineligible_pipelines_stay_on_threads(case):

@@ -62,6 +62,8 @@ from flowmesh.kernels.pipeline.context import (
 STOP_GRACE_S = 3.0  # a child that has not exited this long after SIGTERM is killed
 MAX_SLACK = 64  # most elements waiting in the socket's buffer beyond buffer_size
 SOCKET_BUFFER = 4 << 20  # asked of the socket (the kernel may grant less)
+POLL_MIN_CREDITS = 8  # with at least this many credits the child polls for returned ones ...
+POLL_FIRST_S, POLL_LAST_S = 0.0005, 0.02  # ... first after 0.5 ms, backing off to 20 ms
 _LOCK = threading.Lock()
 _PARENT_ENDS: dict[int, socket.socket] = {}  # parent ends of live workers, closed in new children
 _in_worker = False
@@ -336,7 +338,7 @@ def _serve(sock: socket.socket, source: DatasetDef, ctx: PipelineContext, credit
     in groups of half of it (one wake-up of the child per group, not per element). The end
     and errors need no credit."""
     elements = source.iterate(ctx)
-    sized = False
+    sized, total = False, credits
     while True:
         try:
             message = wire.encode(next(elements))
@@ -350,12 +352,12 @@ def _serve(sock: socket.socket, source: DatasetDef, ctx: PipelineContext, credit
             sized = True
             size = sum(memoryview(part).nbytes for part in message)
             credits += min(MAX_SLACK, _socket_buffer(sock) // size)
+            total = credits
             sock.sendall(wire.encode_control(wire.CREDITS, credits))
-        while credits == 0:
-            returned = sock.recv(4096)
-            if not returned:
+        if credits == 0:
+            credits = _wait_for_credits(sock, poll=sized and total >= POLL_MIN_CREDITS)
+            if not credits:
                 return  # the iterator was closed
-            credits += len(returned)
         _send_parts(sock, message)
         credits -= 1
 
@@ -370,6 +372,26 @@ def _send_parts(sock: socket.socket, parts: list[Any]) -> None:
             views.pop(0)
         if sent:
             views[0] = views[0][sent:]
+
+
+def _wait_for_credits(sock: socket.socket, poll: bool) -> int:
+    """Credits returned by the iterator (0: it closed the socket).
+
+    With many credits the child polls on a timer instead of sleeping in ``recv``: a socket's
+    wake-up is a *synchronous* one, which the scheduler serves on the waker's core, so the
+    worker's burst of work would preempt the training step that returned the credits
+    instead of running on the idle core. The iterator holds plenty of elements meanwhile.
+    """
+    delay = POLL_FIRST_S
+    while poll:
+        try:
+            returned = sock.recv(4096, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            time.sleep(delay)
+            delay = min(2 * delay, POLL_LAST_S)
+            continue
+        return len(returned)
+    return len(sock.recv(4096))
 
 
 def _socket_buffer(sock: socket.socket) -> int:
