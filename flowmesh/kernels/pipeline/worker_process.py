@@ -63,7 +63,8 @@ STOP_GRACE_S = 3.0  # a child that has not exited this long after SIGTERM is kil
 MAX_SLACK = 64  # most elements waiting in the socket's buffer beyond buffer_size
 SOCKET_BUFFER = 4 << 20  # asked of the socket (the kernel may grant less)
 POLL_MIN_CREDITS = 8  # with at least this many credits the child polls for returned ones ...
-POLL_FIRST_S, POLL_LAST_S = 0.0005, 0.02  # ... first after 0.5 ms, backing off to 20 ms
+POLL_FIRST_S, POLL_LAST_S = 0.0002, 0.001  # ... first after 0.2 ms, then every 1 ms, ...
+POLL_IDLE_S, POLL_IDLE_LAST_S = 0.2, 0.02  # ... every 20 ms once nothing came for 0.2 s
 _LOCK = threading.Lock()
 _PARENT_ENDS: dict[int, socket.socket] = {}  # parent ends of live workers, closed in new children
 _in_worker = False
@@ -382,13 +383,14 @@ def _wait_for_credits(sock: socket.socket, poll: bool) -> int:
     worker's burst of work would preempt the training step that returned the credits
     instead of running on the idle core. The iterator holds plenty of elements meanwhile.
     """
-    delay = POLL_FIRST_S
+    delay, started = POLL_FIRST_S, time.monotonic()
     while poll:
         try:
             returned = sock.recv(4096, socket.MSG_DONTWAIT)
         except BlockingIOError:
             time.sleep(delay)
-            delay = min(2 * delay, POLL_LAST_S)
+            idle = time.monotonic() - started > POLL_IDLE_S  # a consumer that paused
+            delay = min(2 * delay, POLL_IDLE_LAST_S if idle else POLL_LAST_S)
             continue
         return len(returned)
     return len(sock.recv(4096))
