@@ -11,7 +11,9 @@ FLOWMESH_DEBUG                  0        1 prints placement/partition/plan decis
                                          2 also prints every compiled step program.
 FLOWMESH_SIMULATED_GPUS         0        Expose N ``GPU:i`` devices backed by the CPU when
                                          torch sees no CUDA device (for testing placement).
-FLOWMESH_INTRA_OP_THREADS       0        torch intra-op threads (0 = torch's default).
+FLOWMESH_INTRA_OP_THREADS       0        Intra-op threads of sessions whose ConfigProto
+                                         leaves ``intra_op_parallelism_threads`` at 0 (0:
+                                         the thread tuner picks per step).
 FLOWMESH_ADAPTIVE_THREADS       1        Steps of sessions without
                                          ``intra_op_parallelism_threads`` time the full
                                          intra-op team against one thread now and then and
@@ -186,7 +188,8 @@ class Setting(Generic[T]):
 
 DEBUG = Setting("FLOWMESH_DEBUG", 0, int, "debug verbosity 0..2")
 SIMULATED_GPUS = Setting("FLOWMESH_SIMULATED_GPUS", 0, int, "number of CPU-backed GPU devices")
-INTRA_OP_THREADS = Setting("FLOWMESH_INTRA_OP_THREADS", 0, int, "torch intra-op threads")
+INTRA_OP_THREADS = Setting("FLOWMESH_INTRA_OP_THREADS", 0, int,
+                           "intra-op threads of sessions without intra_op_parallelism_threads (0 = tuned)")
 KEEP_FREED_MB = Setting("FLOWMESH_KEEP_FREED_MB", 1024.0, float,
                         "freed host memory malloc keeps for reuse, MB (0 = malloc's defaults)")
 RPC_DEADLINE_S = Setting("FLOWMESH_RPC_DEADLINE_S", 30.0, float, "control RPC deadline")

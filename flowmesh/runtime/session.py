@@ -62,15 +62,20 @@ class LocalBackend:
         """``ConfigProto.intra_op_parallelism_threads`` holds per session, as TensorFlow's
         per-session pools do: it is (re)applied to the calling thread before every step.
         Without it, the step's tuned count (``runtime/thread_tuner.py``) is applied."""
-        threads = self.config.intra_op_parallelism_threads or tuned
+        threads = self._fixed_intra_op_threads() or tuned
         if threads:
             import torch  # runtime code outside device modules stays torch-free at import
 
             if torch.get_num_threads() != threads:
                 torch.set_num_threads(threads)
 
+    def _fixed_intra_op_threads(self) -> int:
+        """The session's ``intra_op_parallelism_threads``, else the process default
+        ``FLOWMESH_INTRA_OP_THREADS`` (0: neither, the thread tuner decides)."""
+        return self.config.intra_op_parallelism_threads or max(0, _settings.INTRA_OP_THREADS.get())
+
     def _tuner_for(self, plan: StepPlan) -> ThreadTuner | None:
-        if self.config.intra_op_parallelism_threads or not _settings.ADAPTIVE_THREADS.get():
+        if self._fixed_intra_op_threads() or not _settings.ADAPTIVE_THREADS.get():
             return None
         tuner = self._tuners.get(plan)
         if tuner is None:

@@ -121,6 +121,19 @@ def test_sessions_tune_unless_threads_are_set(monkeypatch) -> None:
     assert not _session_steps(None)._backend._tuners
 
 
+def test_the_process_default_thread_count_fixes_sessions_without_their_own(monkeypatch) -> None:
+    import torch
+
+    before = torch.get_num_threads()
+    monkeypatch.setenv("FLOWMESH_INTRA_OP_THREADS", "1")
+    try:
+        with tf.Graph().as_default():
+            sess = _session_steps(None)
+            assert not sess._backend._tuners and torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_a_heavily_loaded_machine_keeps_the_team_without_probing() -> None:
     """Above max_load per CPU one thread probed faster but ran far slower (the scheduler
     shares the cores per thread): the team stays, and probing resumes when the load
