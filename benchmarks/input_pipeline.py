@@ -16,9 +16,9 @@ same data in memory fed with ``feed_dict``: the ratio says how much of the input
 prefetch hides behind the training step. ``from_queues`` trains the same model from the
 TF1 queue pipeline (``string_input_producer`` -> ``TFRecordReader.read_up_to`` ->
 ``parse_example`` -> ``shuffle_batch(enqueue_many=True)``, a queue-runner thread) against
-an in-memory peer, in rounds of their own. By default the TFRecord pipeline (outermost
-``prefetch``) runs in a worker process; the ``tfrecord_threads`` peer trains from the same
-pipeline on threads (``options.experimental_worker_process = False``).
+an in-memory peer, in rounds of their own. By default the TFRecord pipeline runs on threads;
+the ``tfrecord_worker`` peer trains from the same pipeline with its stages below the
+outermost ``prefetch`` in a worker process (``options.experimental_worker_process = True``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from benchmarks.harness import (
     tf_config_proto,
 )
 
-PEERS = ("tensorflow", "flowmesh_unvectorized", "raw_read", "tfrecord_threads")
+PEERS = ("tensorflow", "flowmesh_unvectorized", "raw_read", "tfrecord_worker")
 BATCH = 128
 
 
@@ -229,9 +229,9 @@ def run_training(settings: Settings, path: str) -> list[dict[str, Any]]:
 
     stops: list[Any] = []
     contenders = [Contender("from_tfrecord", from_pipeline), Contender("from_memory", from_memory)]
-    if "tfrecord_threads" in settings.peers:
-        contenders.append(Contender("tfrecord_threads",
-                                    lambda s: from_pipeline(s, worker_process=False)))
+    if "tfrecord_worker" in settings.peers:
+        contenders.append(Contender("tfrecord_worker",
+                                    lambda s: from_pipeline(s, worker_process=True)))
     results = measure(contenders, settings)
     # rounds of their own: after each of its rounds the queue runner refills the queue in the
     # background (thousands of records), which would land in the next contender's round
@@ -247,9 +247,9 @@ def run_training(settings: Settings, path: str) -> list[dict[str, Any]]:
                       "TF1 queue pipeline vs feed_dict from memory (flowmesh both)", queues,
                       settings)
     if len(results) > 2:
-        records += report("input_pipeline_training_threads", "digits MLP 64-256-256-10 batch 128 "
-                          "SGD: TFRecord pipeline on threads (no worker process) vs feed_dict from "
-                          "memory", [results[2], results[1]], settings)
+        records += report("input_pipeline_training_worker", "digits MLP 64-256-256-10 batch 128 "
+                          "SGD: TFRecord pipeline in a worker process vs feed_dict from memory",
+                          [results[2], results[1]], settings)
     return records
 
 

@@ -88,12 +88,15 @@ FLOWMESH_ELASTIC_TIMEOUT_S      120.0    Longest wait of a rank in an elastic re
 FLOWMESH_EVAL_CHECKPOINTS       model_dir  ``chief``: the evaluator of ``train_and_evaluate``
                                          reads each checkpoint through the chief's server
                                          (no shared file system; ``estimator/_remote.py``).
-FLOWMESH_DATA_WORKER_PROCESS    1        1: a dataset iterator whose outermost stage is
+FLOWMESH_DATA_WORKER_PROCESS    0        1: a dataset iterator whose outermost stage is
                                          ``prefetch`` runs the stages below it in a forked
                                          worker process (no ``py_func``, generators or
                                          stateful ops; ``kernels/pipeline/worker_process.py``),
                                          so the input's Python work leaves the training
-                                         process's interpreter lock. 0: always threads.
+                                         process's interpreter lock. 0 (default): threads,
+                                         unless a dataset's options ask for the worker (a
+                                         forked child crashed once in a full test-suite
+                                         process, see the module).
                                          ``options.experimental_worker_process`` overrides.
 FLOWMESH_FUSED_RNN              1        1: ``dynamic_rnn`` of an LSTM whose math equals
                                          torch's (tanh, no peepholes/clip/projection) runs
@@ -220,7 +223,7 @@ ELASTIC = Setting("FLOWMESH_ELASTIC", 0, int, "1 in an elastic job (set by flowm
 MIN_NP = Setting("FLOWMESH_MIN_NP", -1, int, "fewest ranks of an elastic job")
 MAX_NP = Setting("FLOWMESH_MAX_NP", -1, int, "most ranks of an elastic job")
 ELASTIC_ID = Setting("FLOWMESH_ELASTIC_ID", "", str, "member id in an elastic job")
-DATA_WORKER_PROCESS = Setting("FLOWMESH_DATA_WORKER_PROCESS", 1, int,
+DATA_WORKER_PROCESS = Setting("FLOWMESH_DATA_WORKER_PROCESS", 0, int,
                               "1: an iterator's outermost prefetch runs its input in a forked "
                               "worker process where eligible; 0: in-process threads")
 FUSED_RNN = Setting("FLOWMESH_FUSED_RNN", 1, int,

@@ -4,8 +4,8 @@ Read by flowmesh: ``experimental_deterministic`` (``False`` lets parallel ``map`
 elements in completion order) and ``experimental_distribute.auto_shard_policy`` (see
 ``data/sharding.py``) and ``experimental_worker_process`` (flowmesh's own: ``True``/``False``
 runs the stages below an iterator's outermost ``prefetch`` in a forked worker process or
-on threads; ``None`` follows ``FLOWMESH_DATA_WORKER_PROCESS``, on by default where the
-pipeline is eligible, see ``kernels/pipeline/worker_process.py``). The other groups are accepted for compatibility and have no effect
+on threads; ``None`` follows ``FLOWMESH_DATA_WORKER_PROCESS``, off by default, see
+``kernels/pipeline/worker_process.py``). The other groups are accepted for compatibility and have no effect
 (their values are kept and merged).
 """
 

@@ -101,16 +101,21 @@ def test_same_elements_in_the_same_order_as_threads(tmp_path):
     assert _wait_until(lambda: _children() == before), "the worker was not reaped at the end"
 
 
-def test_default_settings_use_the_worker_for_an_eligible_pipeline():
-    before = _children()
-    with tf.Graph().as_default():
-        element = tf.data.Dataset.range(100).map(lambda x: x * 3).batch(10).prefetch(1) \
-            .make_one_shot_iterator().get_next()
-        with tf.Session() as sess:
-            np.testing.assert_array_equal(sess.run(element), np.arange(10) * 3)
-            assert len(_children() - before) == 1
-            assert len(drain(tf, sess, element)) == 9
-    assert _wait_until(lambda: _children() == before)
+def test_the_setting_uses_the_worker_for_an_eligible_pipeline(monkeypatch):
+    """Off by default (threads); FLOWMESH_DATA_WORKER_PROCESS=1 turns it on everywhere."""
+    for setting, workers in (("0", 0), ("1", 1)):
+        monkeypatch.setenv("FLOWMESH_DATA_WORKER_PROCESS", setting)
+        before = _children()
+        with tf.Graph().as_default():
+            element = tf.data.Dataset.range(100).map(lambda x: x * 3).batch(10).prefetch(1) \
+                .make_one_shot_iterator().get_next()
+            with tf.Session() as sess:
+                np.testing.assert_array_equal(sess.run(element), np.arange(10) * 3)
+                assert len(_children() - before) == workers
+                assert len(drain(tf, sess, element)) == 9
+        assert _wait_until(lambda: _children() == before)
+    monkeypatch.delenv("FLOWMESH_DATA_WORKER_PROCESS")
+    assert not worker_process.wanted(True, None), "off by default"
 
 
 def test_elements_bigger_than_the_socket_buffer_are_received_ahead_by_a_thread():

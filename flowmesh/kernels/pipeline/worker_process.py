@@ -31,8 +31,12 @@ are views of the received bytes).
   process's session would take its CPU time out of the training step's share: on a busy
   shared machine the input would then slow the step down instead of hiding behind it.
 
-``FLOWMESH_DATA_WORKER_PROCESS=0`` or ``options.experimental_worker_process = False`` keeps
-every stage on threads.
+**Opt-in.** ``options.experimental_worker_process = True`` on a dataset, or
+``FLOWMESH_DATA_WORKER_PROCESS=1`` for every eligible pipeline, turns it on; by default
+every stage runs on threads. It was on by default until a forked child died of a
+segmentation fault inside NumPy once in a full test-suite run (a process that had loaded
+gRPC, Ray, h5py and run thousands of sessions), not reproduced since: forking a process
+with that many native libraries and threads is not safe enough to be the default.
 """
 
 from __future__ import annotations
