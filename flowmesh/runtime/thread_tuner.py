@@ -12,7 +12,12 @@ keeps the fastest, so an idle machine keeps the team and a busy one leaves it.
 The candidates (:class:`Mode`): the full team; one intra-op thread; and, when the session
 has a chunk pool (``FLOWMESH_CHUNK_HELPERS`` > 0), one intra-op thread whose big kernels
 are split into chunks that the caller and the pool's helper threads take from one counter
-(``kernels/chunk_pool.py``): a descheduled helper holds up nothing. Modes are compared by
+(``kernels/chunk_pool.py``): a descheduled helper holds up nothing. A probe runs each
+candidate in blocks of consecutive steps (at least ``PROBE_STEPS`` steps and ``BLOCK_S``
+seconds, ``BLOCKS`` blocks per candidate, in turn): steps interleaved one by one let other
+work on the machine catch up during the one-thread steps and flatter the team (a digits MLP
+fed by an input worker process probed 0.47 ms a step on the team against 0.56 on one
+thread, then ran 0.70 ms a step on the team and 0.57 on one thread). Modes are compared by
 the mean time of their probe steps without the slowest one (throughput: a team's stalls
 show in the mean, not in the median, while one step that another process happened to
 preempt does not decide); a mode other than the team must be 10% faster to replace it.
@@ -38,7 +43,9 @@ from typing import NamedTuple
 from flowmesh import config
 
 WARMUP_STEPS = 2     # a plan's first steps build kernels and caches: not timed
-PROBE_STEPS = 6      # steps timed per candidate in one probe
+PROBE_STEPS = 6      # steps timed per candidate in one probe (at least) ...
+BLOCK_S = 0.04       # ... run in blocks of consecutive steps lasting at least this long ...
+BLOCKS = 2           # ... this many per candidate, alternating (team, one, team, one)
 MARGIN = 0.9         # another mode must be at least 10% faster to replace the team
 FIRST_REPROBE_S = 2.0  # the first decision is checked again soon (start-up noise) ...
 REPROBE_S = 10.0     # ... later ones at most this often ...
@@ -79,6 +86,9 @@ class ThreadTuner:
         self._max_load = max_load
         self._warmup = WARMUP_STEPS
         self._samples: dict[Mode, list[float]] = {m: [] for m in self.candidates}
+        self._blocks: list[Mode] = []  # the probe's blocks so far, the last one running
+        self._block_started = 0.0
+        self._block_steps = 0
         self._probe_started: float | None = None
         self._next_probe = 0.0
         self._decisions = 0
@@ -91,8 +101,14 @@ class ThreadTuner:
             if self._overloaded():
                 return self.choice
             self._probe_started = self._clock()
-        # round robin, the team first: the candidate with the fewest samples so far
-        return min(self.candidates, key=lambda m: len(self._samples[m]))
+        now = self._clock()
+        if not self._blocks or (self._block_steps >= PROBE_STEPS and now - self._block_started >= BLOCK_S):
+            # the next block, candidates in turn (the team first): consecutive steps in one
+            # mode, long enough that what else runs on the machine (a hog, an input worker
+            # refilling its buffer) shares the cores as it will after the decision
+            self._blocks.append(self.candidates[len(self._blocks) % len(self.candidates)])
+            self._block_started, self._block_steps = now, 0
+        return self._blocks[-1]
 
     def _overloaded(self) -> bool:
         """On a heavily oversubscribed machine: keeps the team, checks again soon."""
@@ -121,7 +137,10 @@ class ThreadTuner:
         if self._probe_started is None or mode not in self._samples:
             return
         self._samples[mode].append(seconds)
-        if min(len(s) for s in self._samples.values()) >= PROBE_STEPS:
+        self._block_steps += 1
+        if len(self._blocks) > BLOCKS * len(self.candidates) or (
+                len(self._blocks) == BLOCKS * len(self.candidates) and self._block_steps >= PROBE_STEPS
+                and self._clock() - self._block_started >= BLOCK_S):
             self._decide()
 
     def _decide(self) -> None:
@@ -138,6 +157,7 @@ class ThreadTuner:
         self._decisions += 1
         self._probe_started = None
         self._samples = {m: [] for m in self.candidates}
+        self._blocks = []
 
 
 def _trimmed_mean(samples: list[float]) -> float:

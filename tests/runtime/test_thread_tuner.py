@@ -11,6 +11,14 @@ import flowmesh as tf
 from flowmesh.runtime import thread_tuner
 from flowmesh.runtime.thread_tuner import Mode, ThreadTuner
 
+PROBE = thread_tuner.BLOCKS * thread_tuner.PROBE_STEPS  # probe steps per candidate
+
+
+@pytest.fixture(autouse=True)
+def _blocks_of_probe_steps(monkeypatch):
+    """Blocks end after PROBE_STEPS steps (their minimum duration is tested on its own)."""
+    monkeypatch.setattr(thread_tuner, "BLOCK_S", 0.0)
+
 
 class FakeClock:
     def __init__(self) -> None:
@@ -31,7 +39,7 @@ def _steps(tuner: ThreadTuner, seconds: dict[int, float], n: int) -> list[int]:
 
 
 def test_one_thread_is_chosen_only_when_clearly_faster() -> None:
-    warm, probe = thread_tuner.WARMUP_STEPS, 2 * thread_tuner.PROBE_STEPS
+    warm, probe = thread_tuner.WARMUP_STEPS, 2 * PROBE
     idle = ThreadTuner(4, clock=FakeClock())
     used = _steps(idle, {4: 1.0, 1: 1.5}, warm + probe + 5)
     assert used[:warm] == [4] * warm and set(used[warm:warm + probe]) == {4, 1}
@@ -46,17 +54,17 @@ def test_one_thread_is_chosen_only_when_clearly_faster() -> None:
 def test_probes_again_after_the_interval_and_follows_the_load() -> None:
     clock = FakeClock()
     tuner = ThreadTuner(2, clock=clock)
-    _steps(tuner, {2: 1.0, 1: 0.5}, thread_tuner.WARMUP_STEPS + 2 * thread_tuner.PROBE_STEPS)
+    _steps(tuner, {2: 1.0, 1: 0.5}, thread_tuner.WARMUP_STEPS + 2 * PROBE)
     assert tuner.choice == Mode(1)
     clock.now += thread_tuner.FIRST_REPROBE_S / 2
     assert _steps(tuner, {2: 0.4, 1: 0.5}, 3) == [1, 1, 1]  # not yet
     clock.now += thread_tuner.FIRST_REPROBE_S
-    _steps(tuner, {2: 0.4, 1: 0.5}, 2 * thread_tuner.PROBE_STEPS)
+    _steps(tuner, {2: 0.4, 1: 0.5}, 2 * PROBE)
     assert tuner.choice == Mode(2)  # the machine became idle again
     clock.now += thread_tuner.FIRST_REPROBE_S * 1.5  # later probes wait REPROBE_S
     assert _steps(tuner, {2: 1.0, 1: 0.5}, 3) == [2, 2, 2]
     clock.now += thread_tuner.REPROBE_S
-    _steps(tuner, {2: 1.0, 1: 0.5}, 2 * thread_tuner.PROBE_STEPS)
+    _steps(tuner, {2: 1.0, 1: 0.5}, 2 * PROBE)
     assert tuner.choice == Mode(1)
 
 
@@ -65,7 +73,7 @@ def test_modes_are_compared_by_throughput_not_by_the_median_step() -> None:
     the better median but the worse mean: the mean decides."""
     durations = iter([0.5, 0.5, 3.0] * 20)
     tuner = ThreadTuner(2, clock=FakeClock())
-    for _ in range(thread_tuner.WARMUP_STEPS + 2 * thread_tuner.PROBE_STEPS):
+    for _ in range(thread_tuner.WARMUP_STEPS + 2 * PROBE):
         mode = tuner.mode()
         tuner.record(mode, next(durations) if mode == Mode(2) else 0.8)
     assert tuner.choice == Mode(1)
@@ -77,14 +85,14 @@ def test_one_preempted_probe_step_does_not_decide() -> None:
     tuner = ThreadTuner(2, clock=FakeClock())
     for _ in range(thread_tuner.WARMUP_STEPS):
         tuner.record(tuner.mode(), 0.5)
-    for _ in range(2 * thread_tuner.PROBE_STEPS):
+    for _ in range(2 * PROBE):
         mode = tuner.mode()
         tuner.record(mode, next(durations) if mode == Mode(2) else 0.8)
     assert tuner.choice == Mode(2)
 
 
 def test_the_dynamic_mode_is_a_candidate_when_the_session_has_a_chunk_pool() -> None:
-    warm, probe = thread_tuner.WARMUP_STEPS, 3 * thread_tuner.PROBE_STEPS
+    warm, probe = thread_tuner.WARMUP_STEPS, 3 * PROBE
     dynamic = Mode(1, chunked=True)
     tuner = ThreadTuner(2, chunked=True, clock=FakeClock())
     assert tuner.candidates == (Mode(2), Mode(1), dynamic)
@@ -93,7 +101,8 @@ def test_the_dynamic_mode_is_a_candidate_when_the_session_has_a_chunk_pool() -> 
         mode = tuner.mode()
         modes.append(mode)
         tuner.record(mode, {Mode(2): 1.0, Mode(1): 0.8, dynamic: 0.6}[mode])
-    assert modes[warm:warm + 3] == [Mode(2), Mode(1), dynamic]  # round robin, team first
+    step = thread_tuner.PROBE_STEPS
+    assert modes[warm:warm + 3 * step:step] == [Mode(2), Mode(1), dynamic]  # in turn, team first
     assert modes[-2:] == [dynamic, dynamic]
     assert ThreadTuner(1, chunked=True).candidates == (Mode(1),)  # nothing to choose
 
@@ -107,7 +116,7 @@ def _session_steps(config: tf.ConfigProto | None) -> tf.Session:
     x = tf.placeholder(tf.float32, [64, 64])
     y = tf.reduce_sum(tf.matmul(x, tf.ones([64, 64])))
     sess = tf.Session(config=config)
-    for _ in range(thread_tuner.WARMUP_STEPS + 2 * thread_tuner.PROBE_STEPS + 2):
+    for _ in range(thread_tuner.WARMUP_STEPS + 2 * PROBE + 2):
         assert sess.run(y, {x: np.ones((64, 64), np.float32)}) == pytest.approx(64.0 ** 3)
     return sess
 
@@ -144,11 +153,33 @@ def test_a_heavily_loaded_machine_keeps_the_team_without_probing() -> None:
     assert set(used) == {2} and tuner.choice == Mode(2)
     load[0] = 0.5
     clock.now += thread_tuner.FIRST_REPROBE_S
-    _steps(tuner, {2: 1.0, 1: 0.5}, 2 * thread_tuner.PROBE_STEPS)
+    _steps(tuner, {2: 1.0, 1: 0.5}, 2 * PROBE)
     assert tuner.choice == Mode(1)
     load[0] = 2.5  # busy again: back to the team at the next check, without a probe
     clock.now += thread_tuner.REPROBE_S
     assert _steps(tuner, {2: 1.0, 1: 0.5}, 3) == [2, 2, 2]
     unguarded = ThreadTuner(2, clock=FakeClock(), load=lambda: 9.0, max_load=0.0)
-    _steps(unguarded, {2: 1.0, 1: 0.5}, thread_tuner.WARMUP_STEPS + 2 * thread_tuner.PROBE_STEPS)
+    _steps(unguarded, {2: 1.0, 1: 0.5}, thread_tuner.WARMUP_STEPS + 2 * PROBE)
     assert unguarded.choice == Mode(1)
+
+
+def test_probe_blocks_last_long_enough_for_the_machine_to_settle(monkeypatch) -> None:
+    """A block of one mode runs at least BLOCK_S: when the team is slowed by work that
+    catches up during one-thread steps (an input worker refilling its buffer on the core
+    the team would use), interleaving single steps would flatter the team; blocks see it."""
+    monkeypatch.setattr(thread_tuner, "BLOCK_S", 0.04)
+    clock = FakeClock()
+    tuner = ThreadTuner(2, clock=clock)
+    previous, modes = Mode(2), []
+    for _ in range(thread_tuner.WARMUP_STEPS + 400):
+        mode = tuner.mode()
+        seconds = 0.7e-3 if mode == Mode(1) else (0.5e-3 if previous == Mode(1) else 0.9e-3)
+        clock.now += seconds
+        tuner.record(mode, seconds)
+        previous = mode
+        modes.append(mode)
+        if tuner.choice != Mode(2):
+            break
+    assert tuner.choice == Mode(1)
+    first_block = modes[thread_tuner.WARMUP_STEPS:].index(Mode(1))
+    assert first_block * 0.9e-3 >= 0.04  # the team's block ran for BLOCK_S, not PROBE_STEPS
