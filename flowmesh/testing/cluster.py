@@ -24,8 +24,8 @@ from typing import Any
 
 from flowmesh.cli.ports import free_ports
 
-__all__ = ["Child", "LocalCluster", "child_env", "cluster_dict", "free_ports", "spawn_python",
-           "spawn_server"]
+__all__ = ["Child", "LocalCluster", "child_env", "cluster_dict", "free_ports", "run_chief_and_worker",
+           "spawn_python", "spawn_server"]
 
 
 def cluster_dict(tasks: Mapping[str, int], host: str = "localhost") -> dict[str, list[str]]:
@@ -150,6 +150,41 @@ def spawn_server(cluster: Mapping[str, Any], job: str, task: int,
     argv = [sys.executable, "-m", "flowmesh.cli.main", "server", "--cluster", json.dumps(dict(cluster)),
             "--job", job, "--task", str(task), "--cpus", str(cpus)]
     return Child(argv, child_env(env), name=f"{job}:{task}")
+
+
+def run_chief_and_worker(script: str, timeout: float) -> dict[int, dict[str, Any]]:
+    """Runs ``script`` as the chief and one worker of a two-task ``TF_CONFIG`` cluster on
+    free loopback ports (one intra-op thread each, 30 s collective timeout) and returns
+    each task's ``RESULT <json>`` line, keyed by the record's ``rank``.
+
+    Raises:
+        RuntimeError: a task exited with an error (its stderr's tail is in the message).
+        subprocess.TimeoutExpired: a task ran longer than ``timeout`` (both are killed).
+    """
+    chief, worker = free_ports(2)
+    cluster = {"chief": [f"127.0.0.1:{chief}"], "worker": [f"127.0.0.1:{worker}"]}
+    procs = []
+    for task_type in ("chief", "worker"):
+        env = dict(os.environ, OMP_NUM_THREADS="1", FLOWMESH_COLLECTIVE_TIMEOUT_S="30",
+                   TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": task_type, "index": 0}}))
+        procs.append(subprocess.Popen([sys.executable, script], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    results = {}
+    try:
+        for task_type, proc in zip(("chief", "worker"), procs):
+            out, err = proc.communicate(timeout=timeout)
+            if proc.returncode != 0:
+                raise RuntimeError(f"the {task_type} exited with {proc.returncode}:\n{err[-3000:]}")
+            for line in out.splitlines():
+                if line.startswith("RESULT "):
+                    record = json.loads(line[7:])
+                    results[record["rank"]] = record
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return results
 
 
 def spawn_python(code: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None,

@@ -5,16 +5,13 @@ device fed the global batch."""
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import flowmesh as tf
-from flowmesh.cli.ports import free_ports
+from flowmesh.testing.cluster import run_chief_and_worker
 
 K = tf.keras
 WORKER = os.path.join(os.path.dirname(__file__), "mwms_fit_worker.py")
@@ -60,28 +57,7 @@ def test_mirrored_strategy_matches_one_device():
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_multi_worker_fit_matches_the_global_batch():
-    chief, other = free_ports(2)
-    cluster = {"chief": [f"127.0.0.1:{chief}"], "worker": [f"127.0.0.1:{other}"]}
-    procs = []
-    for task_type in ("chief", "worker"):
-        env = dict(os.environ, OMP_NUM_THREADS="1", FLOWMESH_COLLECTIVE_TIMEOUT_S="30",
-                   TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": task_type, "index": 0}}))
-        procs.append(subprocess.Popen([sys.executable, WORKER], env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True))
-    results = {}
-    try:
-        for proc in procs:
-            out, err = proc.communicate(timeout=150)
-            assert proc.returncode == 0, err[-3000:]
-            for line in out.splitlines():
-                if line.startswith("RESULT "):
-                    record = json.loads(line[7:])
-                    results[record["rank"]] = record
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    results = run_chief_and_worker(WORKER, timeout=150)
     assert sorted(results) == [0, 1]
     worker = _worker_module()
     x, y = worker.data()

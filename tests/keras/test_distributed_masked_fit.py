@@ -8,16 +8,13 @@ in-process strategy fed the same global batches."""
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import flowmesh as tf
-from flowmesh.cli.ports import free_ports
+from flowmesh.testing.cluster import run_chief_and_worker
 from flowmesh.testing.tf_oracle import session_config
 from tests.rnn.oracle import require_rnn_oracle
 
@@ -100,28 +97,7 @@ def test_mirrored_masked_fit_equals_one_device_when_replicas_hold_as_many_steps(
 def test_multi_worker_masked_fit_equals_the_in_process_strategy():
     """Worker r takes rows r, r+2, ... (4 per step): replica r of the in-process strategy
     fed the interleaved rows sees the same shard, so losses and weights agree."""
-    chief, other = free_ports(2)
-    cluster = {"chief": [f"127.0.0.1:{chief}"], "worker": [f"127.0.0.1:{other}"]}
-    procs = []
-    for task_type in ("chief", "worker"):
-        env = dict(os.environ, OMP_NUM_THREADS="1", FLOWMESH_COLLECTIVE_TIMEOUT_S="30",
-                   TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": task_type, "index": 0}}))
-        procs.append(subprocess.Popen([sys.executable, WORKER], env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True))
-    results = {}
-    try:
-        for proc in procs:
-            out, err = proc.communicate(timeout=200)
-            assert proc.returncode == 0, err[-3000:]
-            for line in out.splitlines():
-                if line.startswith("RESULT "):
-                    record = json.loads(line[7:])
-                    results[record["rank"]] = record
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    results = run_chief_and_worker(WORKER, timeout=200)
     assert sorted(results) == [0, 1]
     ids, _, y, _ = W.data()
     order = np.concatenate([np.arange(0, 16, 2)[j:j + 4].tolist() + np.arange(1, 16, 2)[j:j + 4].tolist()
