@@ -34,6 +34,10 @@ class _Active:
         self.runs = 0
         self.created = time.monotonic()
 
+    def __repr__(self) -> str:
+        age = time.monotonic() - self.created
+        return f"<step part: {self.runs} running, peers {sorted(self.peers)}, {age:.1f} s old>"
+
 
 class StepTable:
     """Mailboxes of the steps a worker takes part in."""

@@ -8,6 +8,7 @@ and graph (between-graph replication), placing variables with replica_device_set
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -111,6 +112,13 @@ def _kill_all(children):
         child.kill()
 
 
+def _steps_drain(table, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while table.active_steps() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return table.active_steps() == 0
+
+
 def _value(state: VariableState) -> np.ndarray:
     return state.read().numpy()
 
@@ -140,7 +148,9 @@ def test_async_digits_on_two_ps_survives_a_killed_worker(ps_cluster):
         states = _resources(server, VariableState)
         a, b = _value(states[f"count_a_{task}"]), _value(states[f"count_b_{task}"])
         assert a == b and a >= 500 - 60, (task, a, b)
-        assert server.worker.steps.active_steps() == 0  # the dead worker's step was given up
+        # The dead worker's step is given up when this ps reads the end of its connections,
+        # on a reader thread of its own: not necessarily before the other workers exit.
+        assert _steps_drain(server.worker.steps, timeout=10.0), (task, server.worker.steps._active)
         assert server.stats()["tensor_bytes_received"] > 0
 
 
