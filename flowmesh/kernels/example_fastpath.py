@@ -15,6 +15,7 @@ produces the error messages.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -84,27 +85,59 @@ def _feature(record: bytes, start: int, end: int) -> tuple[str, int, int, int]:
     return (kind, lstart, vstart, vend)
 
 
-def parse_dense(records: Sequence[bytes], specs: Sequence[DenseSpec]) -> list[np.ndarray] | None:
-    """The dense features of ``records`` when they all share one layout, else ``None``."""
-    if not records or any(s.sequence or s.dtype.name == "string" for s in specs):
-        return None
-    width = len(records[0])
-    if any(len(r) != width for r in records):
-        return None
+class _Layout:
+    """One wire layout: where each feature's values are, and the structure bytes (all but
+    the values) as runs of columns with the bytes they must hold."""
+
+    def __init__(self, record: bytes):
+        self.fields = layout(record)
+        opaque = np.zeros(len(record), dtype=bool)
+        for kind, lstart, vstart, lend in self.fields.values():
+            opaque[(vstart if kind != "bytes_list" else lstart):lend] = True
+        edges = np.flatnonzero(np.diff(np.concatenate([[True], opaque, [True]]).astype(np.int8)))
+        self.template = np.frombuffer(record, np.uint8)
+        self.runs = [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]
+
+    def matches(self, matrix: np.ndarray) -> bool:
+        template = self.template
+        return all((matrix[:, a:b] == template[a:b]).all() for a, b in self.runs)
+
+
+_recent: dict[int, _Layout] = {}  # record width -> the last layout seen at that width
+
+
+def _layout_of(records: Sequence[bytes], matrix: np.ndarray) -> _Layout | None:
+    """The layout every record has (the recent one at this width, else the first record's),
+    or ``None``."""
+    width = matrix.shape[1]
+    recent = _recent.get(width)
+    if recent is not None and recent.matches(matrix):
+        return recent
     try:
-        fields = layout(records[0])
+        found = _Layout(records[0])
     except (ValueError, IndexError):
         return None
-    opaque = np.zeros(width, dtype=bool)
-    for kind, lstart, vstart, lend in fields.values():
-        opaque[(vstart if kind != "bytes_list" else lstart):lend] = True
-    matrix = np.frombuffer(b"".join(records), np.uint8).reshape(len(records), width)
-    structure = ~opaque
-    if not (matrix[:, structure] == matrix[0, structure]).all():
+    if not found.matches(matrix):
+        return None
+    if len(_recent) > 64:
+        _recent.clear()
+    _recent[width] = found
+    return found
+
+
+def parse_dense(records: Sequence[bytes], specs: Sequence[DenseSpec]) -> list[np.ndarray] | None:
+    """The dense features of ``records`` when they all share one layout, else ``None``."""
+    if not len(records) or any(s.sequence or s.dtype.name == "string" for s in specs):
+        return None
+    if len(set(map(len, records))) != 1:
+        return None
+    matrix = np.frombuffer(b"".join(records), np.uint8).reshape(len(records), -1)
+    found = _layout_of(records, matrix)
+    if found is None:
         return None
     out = []
     for spec in specs:
-        value = _dense(matrix, fields.get(spec.key.encode()), spec)
+        value = _dense(matrix, found.fields.get(spec.key.encode()), spec)
         if value is None:
             return None
         out.append(value)
@@ -113,7 +146,7 @@ def parse_dense(records: Sequence[bytes], specs: Sequence[DenseSpec]) -> list[np
 
 def _dense(matrix: np.ndarray, field: Any, spec: DenseSpec) -> np.ndarray | None:
     n = matrix.shape[0]
-    size = int(np.prod(spec.shape, dtype=np.int64))
+    size = math.prod(spec.shape)
     if field is None:
         if spec.default is None:
             return None
@@ -131,6 +164,8 @@ def _dense(matrix: np.ndarray, field: Any, spec: DenseSpec) -> np.ndarray | None
 
 
 def _varints(region: np.ndarray, size: int, spec: DenseSpec) -> np.ndarray | None:
+    if region.shape[1] == size and not (region >= 0x80).any():  # one byte per value
+        return region.astype(np.int64).reshape((region.shape[0], *spec.shape))
     data = region.reshape(-1)
     ends = np.flatnonzero(data < 0x80)
     if len(ends) != size * region.shape[0] or (len(data) and data[-1] >= 0x80):

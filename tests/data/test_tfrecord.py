@@ -8,6 +8,7 @@ import zlib
 import pytest
 
 import flowmesh as fm
+from flowmesh.kernels.pipeline import records as fm_records
 from flowmesh.testing.tf_oracle import require_tensorflow
 from tests.data.helpers import assert_same_elements, drain, run_flowmesh, run_tensorflow
 
@@ -109,6 +110,51 @@ def test_truncated_last_record_is_data_loss(tmp_path):
         _read_dataset(path)
     with pytest.raises(fm.errors.DataLossError, match="truncated"):
         list(fm.io.tf_record_iterator(str(path)))
+
+
+def _same_size(count, width=40, start=0):
+    return [bytes([(start + i) % 251]) * width for i in range(count)]
+
+
+def _counting_runs(monkeypatch):
+    runs = []
+    cut = fm_records._cut_run
+    monkeypatch.setattr(fm_records, "_cut_run", lambda *a: runs.append(a[3]) or cut(*a))
+    return runs
+
+
+@pytest.mark.parametrize("read_size", [1 << 16, 64 * 56])  # one read; reads that cut runs
+def test_runs_of_same_size_records_read_in_order_with_every_checksum(tmp_path, monkeypatch,
+                                                                     read_size):
+    # Same-size records are framed a run at a time; other sizes between them one by one.
+    records = _same_size(300) + [b"odd", b""] + _same_size(20, 7) + RECORDS + _same_size(70)
+    path = tmp_path / "runs.tfrecord"
+    _write_fm(path, records)
+    runs = _counting_runs(monkeypatch)
+    with open(path, "rb") as stream:
+        blocks = list(fm_records._record_blocks(stream, str(path), read_size))
+    assert [r for block in blocks for r in block] == records
+    assert sum(runs) >= 300 + 70 - 2 * 15 and len(blocks) >= (1 if read_size > 30000 else 4)
+    assert list(fm.io.tf_record_iterator(str(path))) == records
+
+
+@pytest.mark.parametrize("victim", [0, 17, 299])
+@pytest.mark.parametrize("field", ["data", "checksum"])
+def test_a_bad_checksum_inside_a_run_stops_at_that_record(tmp_path, monkeypatch, victim, field):
+    records = _same_size(300)
+    path = tmp_path / "badrun.tfrecord"
+    _write_fm(path, records)
+    offset = victim * (12 + 40 + 4)
+    _corrupt(path, offset + 12 + (39 if field == "data" else 40 + 2))
+    runs = _counting_runs(monkeypatch)
+    read = []
+    with pytest.raises(fm.errors.DataLossError, match=rf"corrupted record at {offset} in .*"
+                                                      r"badrun.*data's checksum"):
+        for record in fm.io.tf_record_iterator(str(path)):
+            read.append(record)
+    assert read == records[:victim] and runs  # every record before the bad one, none after
+    with pytest.raises(fm.errors.DataLossError, match=rf"corrupted record at {offset} "):
+        _read_dataset(path)
 
 
 def test_missing_file_is_not_found_with_the_path(tmp_path):

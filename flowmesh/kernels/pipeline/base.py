@@ -32,8 +32,23 @@ class DatasetDef:
         """A generator of this stage's elements for one pass (an epoch)."""
         raise NotImplementedError
 
+    def string_blocks(self, ctx: PipelineContext) -> Iterator[np.ndarray] | None:
+        """One pass as 1-D object arrays of ``bytes`` (*blocks*): the elements of
+        :meth:`iterate`, in order, many at a time. Only for stages whose elements are single
+        scalar strings and that can produce them in bulk (file records, and ``repeat`` or
+        ``shuffle`` over those), so that ``batch`` can cut batches out of blocks instead of
+        stacking one record at a time; ``None`` (the default) elsewhere."""
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+def string_vector(items: Sequence[bytes]) -> np.ndarray:
+    """A 1-D object array holding ``items``."""
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
 
 
 def as_value(value: Any) -> Any:

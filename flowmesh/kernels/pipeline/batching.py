@@ -42,9 +42,35 @@ class BatchDataset(DatasetDef):
         self.drop_remainder = drop_remainder
 
     def iterate(self, ctx: PipelineContext) -> Iterator[Element]:
+        blocks = self.source.string_blocks(ctx)
+        if blocks is not None:
+            yield from _string_batches(blocks, self.batch_size, self.drop_remainder)
+            return
         stage = f"BatchDataset '{self.name}'"
         for batch in _batches(self.source.iterate(ctx), self.batch_size, self.drop_remainder):
             yield tuple(stack([e[i] for e in batch], i, stage) for i in range(len(batch[0])))
+
+
+def _string_batches(blocks: Iterator[np.ndarray], size: int,
+                    drop_remainder: bool) -> Iterator[Element]:
+    """Batches of scalar strings cut out of blocks of them (``DatasetDef.string_blocks``)."""
+    pending: list[np.ndarray] = []
+    count = 0
+    try:
+        for block in blocks:
+            pending.append(block)
+            count += len(block)
+            if count < size:
+                continue
+            joined = pending[0] if len(pending) == 1 else np.concatenate(pending)
+            whole = count - count % size
+            for start in range(0, whole, size):
+                yield (joined[start:start + size],)
+            pending, count = [joined[whole:]], count - whole
+    finally:
+        blocks.close()
+    if count and not drop_remainder:
+        yield (np.concatenate(pending),)
 
 
 class PaddedBatchDataset(DatasetDef):

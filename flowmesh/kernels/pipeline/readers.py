@@ -10,9 +10,14 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.pipeline.base import DatasetDef, Element
+from flowmesh.kernels.pipeline.base import DatasetDef, Element, string_vector
 from flowmesh.kernels.pipeline.context import PipelineContext
-from flowmesh.kernels.pipeline.records import check_compression, open_records, read_records
+from flowmesh.kernels.pipeline.records import (
+    check_compression,
+    open_records,
+    read_record_blocks,
+    read_records,
+)
 
 _CHUNK = 1 << 20
 
@@ -51,6 +56,14 @@ class TFRecordDataset(DatasetDef):
         for path in self.filenames:
             for record in read_records(path, self.compression, self.buffer_size):
                 yield (record,)
+
+    def string_blocks(self, ctx: PipelineContext) -> Iterator[np.ndarray]:
+        return self._blocks()
+
+    def _blocks(self) -> Iterator[np.ndarray]:
+        for path in self.filenames:
+            for records in read_record_blocks(path, self.compression, self.buffer_size):
+                yield string_vector(records)
 
 
 class TextLineDataset(DatasetDef):

@@ -11,19 +11,26 @@ Seeds: the op's ``(seed, seed2)`` come from TensorFlow's graph/op seed rules
 once per iterator initialisation. With ``reshuffle_each_iteration`` each pass (each epoch
 under ``repeat``) uses the next seed of the iterator's sequence; without it every pass
 repeats the first pass's order. Re-initialising an iterator starts the sequence again.
-The random numbers are not TensorFlow's Philox stream, so orders differ from
-TensorFlow's for the same seed (the element multiset and the buffer bound are the same).
+The random numbers (NumPy's PCG64 seeded with ``(seed, seed2, pass)``) are not
+TensorFlow's Philox stream, so orders differ from TensorFlow's for the same seed (the
+element multiset and the buffer bound are the same). Stages of scalar strings (file
+records) shuffle a block at a time (:meth:`ShuffleDataset.string_blocks`), drawing the same
+slots, so both ways give the same order.
 """
 
 from __future__ import annotations
 
 import os
-import random
 from collections.abc import Iterator
+
+import numpy as np
 
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.pipeline.base import DatasetDef, Element
 from flowmesh.kernels.pipeline.context import PipelineContext
+
+_DRAW_CHUNK = 1024
+_SEED_MASK = (1 << 64) - 1
 
 
 class _Epochs:
@@ -32,13 +39,47 @@ class _Epochs:
     def __init__(self, seed: int, seed2: int):
         if seed == 0 and seed2 == 0:
             seed, seed2 = (int.from_bytes(os.urandom(8), "little") for _ in range(2))
-        self.base = (seed, seed2)
+        self.base = (seed & _SEED_MASK, seed2 & _SEED_MASK)
         self.count = 0
 
-    def next_rng(self, reshuffle: bool) -> random.Random:
+    def next_rng(self, reshuffle: bool) -> np.random.Generator:
         epoch = self.count if reshuffle else 0
         self.count += 1
-        return random.Random(f"{self.base[0]}:{self.base[1]}:{epoch}")
+        return np.random.Generator(np.random.PCG64([*self.base, epoch]))
+
+
+class _Slots:
+    """The buffer slots a pass replaces, uniform in ``[0, buffer_size)``: drawn in chunks of
+    ``_DRAW_CHUNK`` whether they are taken one at a time or many at once, so both ways of
+    shuffling see the same sequence (and so the same order)."""
+
+    def __init__(self, rng: np.random.Generator, size: int):
+        self._rng, self._size = rng, size
+        self._chunk = np.empty(0, np.int64)
+        self._list: list[int] = []
+        self._at = 0
+
+    def _refill(self) -> None:
+        self._chunk = self._rng.integers(0, self._size, _DRAW_CHUNK)
+        self._list = self._chunk.tolist()
+        self._at = 0
+
+    def one(self) -> int:
+        if self._at == _DRAW_CHUNK or not self._list:
+            self._refill()
+        self._at += 1
+        return self._list[self._at - 1]
+
+    def take(self, count: int) -> np.ndarray:
+        parts = []
+        while count:
+            if self._at == _DRAW_CHUNK or not self._list:
+                self._refill()
+            n = min(count, _DRAW_CHUNK - self._at)
+            parts.append(self._chunk[self._at:self._at + n])
+            self._at += n
+            count -= n
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 class ShuffleDataset(DatasetDef):
@@ -56,10 +97,12 @@ class ShuffleDataset(DatasetDef):
         self.seeds = (seed, seed2)
         self.reshuffle = reshuffle
 
+    def _pass_rng(self, ctx: PipelineContext) -> np.random.Generator:
+        return ctx.state(self, lambda: _Epochs(*self.seeds)).next_rng(self.reshuffle)
+
     def iterate(self, ctx: PipelineContext) -> Iterator[Element]:
-        epochs = ctx.state(self, lambda: _Epochs(*self.seeds))
-        rng = epochs.next_rng(self.reshuffle)
-        uniform = rng.random  # int(uniform() * n): a uniform index, cheaper than randrange
+        rng = self._pass_rng(ctx)
+        slots = _Slots(rng, self.buffer_size)
         buffer: list[Element] = []
         size = self.buffer_size
         source = self.source.iterate(ctx)
@@ -67,18 +110,66 @@ class ShuffleDataset(DatasetDef):
             for element in source:
                 if len(buffer) < size:
                     buffer.append(element)
-                    if len(buffer) < size:
-                        continue
-                    ctx.record_max("shuffle_buffer", len(buffer))
+                    if len(buffer) == size:
+                        ctx.record_max("shuffle_buffer", size)
                     continue
-                i = int(uniform() * size)
+                i = slots.one()
                 out = buffer[i]
                 buffer[i] = element
                 yield out
         finally:
             source.close()
         ctx.record_max("shuffle_buffer", len(buffer))
-        while buffer:
-            i = int(uniform() * len(buffer))
-            buffer[i], buffer[-1] = buffer[-1], buffer[i]
-            yield buffer.pop()
+        for i in rng.permutation(len(buffer)).tolist():
+            yield buffer[i]
+
+    def string_blocks(self, ctx: PipelineContext) -> Iterator[np.ndarray] | None:
+        blocks = self.source.string_blocks(ctx)
+        return None if blocks is None else self._shuffle_blocks(ctx, blocks)
+
+    def _shuffle_blocks(self, ctx: PipelineContext, blocks: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+        """:meth:`iterate` a block at a time: the same slots, so the same order."""
+        rng = self._pass_rng(ctx)
+        slots = _Slots(rng, self.buffer_size)
+        size = self.buffer_size
+        buffer = np.empty(size, dtype=object)
+        filled = 0
+        try:
+            for block in blocks:
+                if filled < size:
+                    taken = min(size - filled, len(block))
+                    buffer[filled:filled + taken] = block[:taken]
+                    filled += taken
+                    if filled == size:
+                        ctx.record_max("shuffle_buffer", size)
+                    block = block[taken:]
+                if len(block):
+                    yield _exchange(buffer, slots.take(len(block)), block)
+        finally:
+            blocks.close()
+        ctx.record_max("shuffle_buffer", filled)
+        if filled:
+            yield buffer[:filled][rng.permutation(filled)]
+
+
+def _exchange(buffer: np.ndarray, slots: np.ndarray, incoming: np.ndarray) -> np.ndarray:
+    """Element ``t`` of ``incoming`` takes the place of ``buffer[slots[t]]``, which is
+    output, in turn, ``t = 0, 1, ...``; returns the outputs in order (``buffer`` is
+    updated). An output is the buffer's old element unless an earlier incoming one took
+    that slot in this block: then it is the latest such one."""
+    order = np.argsort(slots, kind="stable")  # by slot, then by time
+    ordered = slots[order]
+    first = np.empty(len(order), dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    out = np.empty(len(order), dtype=object)
+    head = order[first]
+    out[head] = buffer[slots[head]]
+    later = np.flatnonzero(~first)
+    out[order[later]] = incoming[order[later - 1]]
+    last = np.empty(len(order), dtype=bool)
+    last[-1] = True
+    last[:-1] = first[1:]
+    tail = order[last]
+    buffer[slots[tail]] = incoming[tail]
+    return out

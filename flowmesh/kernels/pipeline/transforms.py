@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.pipeline.base import DatasetDef, Element, Function
 from flowmesh.kernels.pipeline.context import PipelineContext, PipelineStep
@@ -128,6 +130,22 @@ class RepeatDataset(DatasetDef):
             if not produced:
                 return
             epoch += 1
+
+    def string_blocks(self, ctx: PipelineContext) -> Iterator[np.ndarray] | None:
+        first = self.source.string_blocks(ctx)
+        return None if first is None else self._repeat_blocks(ctx, first)
+
+    def _repeat_blocks(self, ctx: PipelineContext, blocks: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+        epoch = 0
+        while self.count < 0 or epoch < self.count:
+            produced = False
+            for block in blocks:
+                produced = produced or len(block) > 0
+                yield block
+            if not produced:
+                return
+            epoch += 1
+            blocks = self.source.string_blocks(ctx)
 
 
 class ShardDataset(DatasetDef):
