@@ -18,6 +18,10 @@ FLOWMESH_ADAPTIVE_THREADS       1        Steps of sessions without
                                          ``intra_op_parallelism_threads`` time the full
                                          intra-op team against one thread now and then and
                                          keep the faster (``runtime/thread_tuner.py``).
+FLOWMESH_ADAPTIVE_PREFETCH      1        A ``prefetch`` in threads times running its input
+                                         ahead on its thread against producing in the
+                                         consumer's thread now and then and keeps the
+                                         faster (``kernels/pipeline/prefetch_mode.py``).
 FLOWMESH_TUNER_MAX_LOAD         2.0      From this 1-minute load average per CPU on, the
                                          tuner keeps the team without probing (there one
                                          thread probed faster but ran 4-10x slower: the
@@ -234,6 +238,9 @@ ONEDNN_LSTM = Setting("FLOWMESH_ONEDNN_LSTM", 1, int,
 ADAPTIVE_THREADS = Setting("FLOWMESH_ADAPTIVE_THREADS", 1, int,
                            "1: steps time the full intra-op team against one thread now and then "
                            "and keep the faster (sessions without intra_op_parallelism_threads)")
+ADAPTIVE_PREFETCH = Setting("FLOWMESH_ADAPTIVE_PREFETCH", 1, int,
+                            "1: a prefetch times its thread against producing in the consumer "
+                            "now and then and keeps the faster; 0: always the thread")
 TUNER_MAX_LOAD = Setting("FLOWMESH_TUNER_MAX_LOAD", 2.0, float,
                          "load average per CPU from which the thread tuner keeps the team (0: never)")
 CHUNK_HELPERS = Setting("FLOWMESH_CHUNK_HELPERS", 0, int,

@@ -87,20 +87,20 @@ def _feature(record: bytes, start: int, end: int) -> tuple[str, int, int, int]:
 
 class _Layout:
     """One wire layout: where each feature's values are, and the structure bytes (all but
-    the values) as runs of columns with the bytes they must hold."""
+    the values): a record's bytes, and which of them are values."""
 
     def __init__(self, record: bytes):
         self.fields = layout(record)
         opaque = np.zeros(len(record), dtype=bool)
         for kind, lstart, vstart, lend in self.fields.values():
             opaque[(vstart if kind != "bytes_list" else lstart):lend] = True
-        edges = np.flatnonzero(np.diff(np.concatenate([[True], opaque, [True]]).astype(np.int8)))
+        self.opaque = opaque
         self.template = np.frombuffer(record, np.uint8)
-        self.runs = [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]
 
     def matches(self, matrix: np.ndarray) -> bool:
-        template = self.template
-        return all((matrix[:, a:b] == template[a:b]).all() for a, b in self.runs)
+        same = matrix == self.template
+        same |= self.opaque
+        return bool(same.all())
 
 
 _recent: dict[int, _Layout] = {}  # record width -> the last layout seen at that width

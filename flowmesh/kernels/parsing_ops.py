@@ -39,7 +39,11 @@ def _specs(ctx: KernelContext, prefix: str) -> tuple[list[DenseSpec], list[Spars
 def _value(array: Any, dtype: dtypes.DType) -> Any:
     if dtype == dtypes.string:
         return np.asarray(array, dtype=object)
-    return torch.from_numpy(np.require(array, dtype.as_numpy_dtype, ["C", "W"]))
+    wanted = dtype.as_numpy_dtype
+    if not (isinstance(array, np.ndarray) and array.dtype == wanted and array.flags.c_contiguous
+            and array.flags.writeable):
+        array = np.require(array, wanted, ["C", "W"])
+    return torch.from_numpy(array)
 
 
 def _outputs(maps: list[dict[bytes, Any]], dense: list[DenseSpec], sparse: list[SparseSpec],

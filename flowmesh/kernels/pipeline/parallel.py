@@ -17,6 +17,7 @@ import collections
 import queue
 from collections.abc import Callable, Iterator
 
+from flowmesh import config
 from flowmesh.kernels.pipeline import worker_process
 from flowmesh.kernels.pipeline.base import DatasetDef, Element, Function
 from flowmesh.kernels.pipeline.context import (
@@ -25,6 +26,7 @@ from flowmesh.kernels.pipeline.context import (
     PipelineStep,
     default_parallelism,
 )
+from flowmesh.kernels.pipeline.prefetch_mode import PrefetchChooser
 from flowmesh.kernels.pipeline.transforms import as_dataset
 
 AUTOTUNE = -1
@@ -37,10 +39,15 @@ def resolve_parallelism(value: int) -> int:
 
 
 class RunAhead:
-    """Runs ``make_source()`` in a thread, buffering up to ``capacity`` elements."""
+    """Runs ``make_source()`` in a thread, buffering up to ``capacity`` elements.
+
+    With a ``chooser`` (:class:`~flowmesh.kernels.pipeline.prefetch_mode.PrefetchChooser`)
+    the consumer may produce elements itself instead: the thread is then parked between two
+    elements, and the consumer takes what it had buffered before pulling from the source.
+    """
 
     def __init__(self, ctx: PipelineContext, make_source: Callable[[], Iterator[Element]],
-                 capacity: int, what: str):
+                 capacity: int, what: str, chooser: PrefetchChooser | None = None):
         self.ctx = ctx
         self.capacity = max(1, capacity)
         self.cond = ctx.condition()
@@ -49,17 +56,25 @@ class RunAhead:
         self.stopped = False
         self.error: BaseException | None = None
         self._make_source = make_source
+        self._source: Iterator[Element] | None = None
+        self._chooser = chooser
+        self._parked = False   # the consumer produces: the thread waits between elements
+        self._producing = False  # the thread is inside the source
+        self._consumer_producing = False  # the consumer is
+        self._last_counts = True
         ctx.start_thread(self._run, what)
 
     def _run(self) -> None:
-        source = None
         try:
-            source = self._make_source()
-            for element in source:
+            with self.cond:
+                self._source = self._make_source()
+            while self._next_turn():
+                try:
+                    element = next(self._source)
+                except StopIteration:
+                    break
                 with self.cond:
-                    self.ctx.wait(self.cond, lambda: len(self.items) < self.capacity or self.stopped)
-                    if self.stopped:
-                        break
+                    self._producing = False
                     self.items.append(element)
                     self.cond.notify_all()
         except PipelineCancelled:
@@ -67,15 +82,31 @@ class RunAhead:
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer
             self.error = exc
         finally:
-            if source is not None:
-                source.close()
             with self.cond:
+                self._producing = False
                 self.done = True
                 self.cond.notify_all()
+                in_use = self._consumer_producing  # then the generator closes when collected
+            if self._source is not None and not in_use:
+                self._source.close()
+
+    def _next_turn(self) -> bool:
+        """Waits for room (and for the consumer to stop producing); False once stopped."""
+        with self.cond:
+            self.ctx.wait(self.cond, lambda: self.stopped or (
+                len(self.items) < self.capacity and not self._parked))
+            if self.stopped:
+                return False
+            self._producing = True
+            return True
 
     def get(self) -> Element | None:
         """The next element, or ``None`` at the end; re-raises the thread's error."""
+        if self._chooser is not None and self._chooser.next_inline(self._last_counts):
+            return self._get_inline()
         with self.cond:
+            self._parked = False
+            self.cond.notify_all()
             self.ctx.wait(self.cond, lambda: bool(self.items) or self.done)
             if self.items:
                 element = self.items.popleft()
@@ -84,6 +115,37 @@ class RunAhead:
             if self.error is not None:
                 raise self.error
             return None
+
+    def _get_inline(self) -> Element | None:
+        """The next element produced in the calling thread (after what the thread buffered)."""
+        with self.cond:
+            self._parked = True
+            self.ctx.wait(self.cond, lambda: not self._producing)
+            self._last_counts = not self.items
+            if self.items:
+                return self.items.popleft()
+            if self.error is not None:
+                raise self.error
+            if self.done or self._source is None:
+                return None
+            self._consumer_producing = True
+        try:
+            return next(self._source)
+        except StopIteration:
+            self._finish()
+            return None
+        except BaseException:
+            self._finish()
+            raise
+        finally:
+            self._consumer_producing = False
+
+    def _finish(self) -> None:
+        with self.cond:
+            self.done = self.stopped = True
+            self.cond.notify_all()
+        if self._source is not None:
+            self._source.close()
 
     def stop(self) -> None:
         """Asks the thread to stop at its next element."""
@@ -135,8 +197,9 @@ class PrefetchDataset(DatasetDef):
                     pass
                 else:
                     return _from_worker(ctx, worker, self.buffer_size, f"prefetch:{self.name}")
+        chooser = PrefetchChooser() if config.ADAPTIVE_PREFETCH.get() else None
         return iter(RunAhead(ctx, lambda: self.source.iterate(ctx), self.buffer_size,
-                             f"prefetch:{self.name}"))
+                             f"prefetch:{self.name}", chooser))
 
 
 def _from_worker(ctx: PipelineContext, worker: worker_process.WorkerProcess, capacity: int,
