@@ -68,6 +68,7 @@ class RunAhead:
         try:
             with self.cond:
                 self._source = self._make_source()
+                self.cond.notify_all()
             while self._next_turn():
                 try:
                     element = next(self._source)
@@ -104,6 +105,7 @@ class RunAhead:
         """The next element, or ``None`` at the end; re-raises the thread's error."""
         if self._chooser is not None and self._chooser.next_inline(self._last_counts):
             return self._get_inline()
+        self._last_counts = True
         with self.cond:
             self._parked = False
             self.cond.notify_all()
@@ -120,13 +122,14 @@ class RunAhead:
         """The next element produced in the calling thread (after what the thread buffered)."""
         with self.cond:
             self._parked = True
-            self.ctx.wait(self.cond, lambda: not self._producing)
+            self.ctx.wait(self.cond, lambda: self.done or (
+                self._source is not None and not self._producing))
             self._last_counts = not self.items
             if self.items:
                 return self.items.popleft()
             if self.error is not None:
                 raise self.error
-            if self.done or self._source is None:
+            if self.done:
                 return None
             self._consumer_producing = True
         try:
