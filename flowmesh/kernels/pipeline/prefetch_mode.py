@@ -13,8 +13,8 @@ at 1.9-2.1 ms, the speed of the same model fed from memory.
 So, like the thread tuner (``runtime/thread_tuner.py``), the consumer times both: a probe runs
 blocks of consecutive elements (at least ``PROBE_ELEMENTS`` and ``BLOCK_S`` seconds each) with
 the thread producing and with the consumer producing, ``BLOCKS`` blocks each, in turn, and
-keeps producing in the consumer only when the time between its requests is at least 5% lower
-that way (a mean without the slowest period). Probes start after ``WARMUP`` elements and are
+keeps the way with the shorter time between requests (a mean without the slowest period;
+the first period of a block, the switch, is left out). Probes start after ``WARMUP`` elements and are
 repeated (``FIRST_REPROBE_S``, then at most every ``REPROBE_S`` seconds), so a pipeline whose
 cost changes, or a machine that gets busier, is followed. ``FLOWMESH_ADAPTIVE_PREFETCH=0``
 keeps the thread always.

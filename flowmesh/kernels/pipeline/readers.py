@@ -58,9 +58,6 @@ class TFRecordDataset(DatasetDef):
                 yield (record,)
 
     def string_blocks(self, ctx: PipelineContext) -> Iterator[np.ndarray]:
-        return self._blocks()
-
-    def _blocks(self) -> Iterator[np.ndarray]:
         for path in self.filenames:
             for records in read_record_blocks(path, self.compression, self.buffer_size):
                 yield string_vector(records)

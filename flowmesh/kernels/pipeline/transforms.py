@@ -135,17 +135,16 @@ class RepeatDataset(DatasetDef):
         first = self.source.string_blocks(ctx)
         return None if first is None else self._repeat_blocks(ctx, first)
 
-    def _repeat_blocks(self, ctx: PipelineContext, blocks: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+    def _repeat_blocks(self, ctx: PipelineContext, first: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
         epoch = 0
         while self.count < 0 or epoch < self.count:
             produced = False
-            for block in blocks:
+            for block in first if epoch == 0 else self.source.string_blocks(ctx):
                 produced = produced or len(block) > 0
                 yield block
             if not produced:
                 return
             epoch += 1
-            blocks = self.source.string_blocks(ctx)
 
 
 class ShardDataset(DatasetDef):
