@@ -1,6 +1,7 @@
 """Kernels of ``flowmesh/ops/resource_variable_ops.py``: variables in resource stores.
 
-Assignments write into the existing storage when shape and dtype match (so earlier
+Assignments and scatters hold the variable's lock, as TensorFlow's hold its mutex.
+They write into the existing storage when shape and dtype match (so earlier
 snapshots in the same step alias the variable, as TensorFlow 1.x reference variables
 do) and otherwise replace it with a private copy; they never keep a reference to the
 assigned value itself.
@@ -18,7 +19,7 @@ from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.convert import torch_dtype
 from flowmesh.kernels.gather_ops import gather_rows
 from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
-from flowmesh.kernels.resources import VariableState
+from flowmesh.kernels.resources import VariableState, under_variable_lock
 
 
 @kernel("VarHandleOp")
@@ -52,7 +53,7 @@ def _assign(ctx: KernelContext):
         state.value = value.copy() if strings else value.clone(memory_format=torch.contiguous_format)
         return state.value
 
-    return assign
+    return under_variable_lock(assign)
 
 
 def _check_same_shape(state: VariableState, value: Any, op: str) -> Any:
@@ -65,8 +66,10 @@ def _check_same_shape(state: VariableState, value: Any, op: str) -> Any:
     return current
 
 
-simple_kernel("AssignAddVariableOp", lambda state, v: _check_same_shape(state, v, "AssignAdd").add_(v))
-simple_kernel("AssignSubVariableOp", lambda state, v: _check_same_shape(state, v, "AssignSub").sub_(v))
+simple_kernel("AssignAddVariableOp",
+              under_variable_lock(lambda state, v: _check_same_shape(state, v, "AssignAdd").add_(v)))
+simple_kernel("AssignSubVariableOp",
+              under_variable_lock(lambda state, v: _check_same_shape(state, v, "AssignSub").sub_(v)))
 simple_kernel("VarIsInitializedOp", lambda state: torch.tensor(state.value is not None))
 
 
@@ -143,13 +146,13 @@ def _scatter_nd(mode: str):
     return run
 
 
-simple_kernel("ResourceScatterMul", _scatter_reduce("prod"))
-simple_kernel("ResourceScatterDiv", _scatter_reduce("div"))
-simple_kernel("ResourceScatterMin", _scatter_reduce("amin"))
-simple_kernel("ResourceScatterMax", _scatter_reduce("amax"))
-simple_kernel("ResourceScatterNdUpdate", _scatter_nd("update"))
-simple_kernel("ResourceScatterNdAdd", _scatter_nd("add"))
-simple_kernel("ResourceScatterNdSub", _scatter_nd("sub"))
-simple_kernel("ResourceScatterUpdate", _scatter_update)
-simple_kernel("ResourceScatterAdd", _scatter_add)
-simple_kernel("ResourceScatterSub", _scatter_sub)
+simple_kernel("ResourceScatterMul", under_variable_lock(_scatter_reduce("prod")))
+simple_kernel("ResourceScatterDiv", under_variable_lock(_scatter_reduce("div")))
+simple_kernel("ResourceScatterMin", under_variable_lock(_scatter_reduce("amin")))
+simple_kernel("ResourceScatterMax", under_variable_lock(_scatter_reduce("amax")))
+simple_kernel("ResourceScatterNdUpdate", under_variable_lock(_scatter_nd("update")))
+simple_kernel("ResourceScatterNdAdd", under_variable_lock(_scatter_nd("add")))
+simple_kernel("ResourceScatterNdSub", under_variable_lock(_scatter_nd("sub")))
+simple_kernel("ResourceScatterUpdate", under_variable_lock(_scatter_update))
+simple_kernel("ResourceScatterAdd", under_variable_lock(_scatter_add))
+simple_kernel("ResourceScatterSub", under_variable_lock(_scatter_sub))

@@ -42,6 +42,20 @@ class VariableState:
         return f"<VariableState {self.name} {self.dtype.name} {state}>"
 
 
+def under_variable_lock(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Wraps a kernel body ``fn(state, *inputs)`` to run holding ``state.lock``.
+
+    TensorFlow's assign, assign-add/sub and scatter kernels hold the variable's mutex:
+    torch releases the interpreter lock inside in-place ops, so two steps adding to the
+    same variable at once would otherwise lose one of the increments."""
+
+    def run(state: VariableState, *args: Any) -> Any:
+        with state.lock:
+            return fn(state, *args)
+
+    return run
+
+
 class ResourceStore:
     """Named resources of one device, created on first lookup."""
 

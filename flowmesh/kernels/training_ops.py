@@ -31,7 +31,7 @@ import torch
 
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.registry import KernelContext, kernel
-from flowmesh.kernels.resources import VariableState
+from flowmesh.kernels.resources import VariableState, under_variable_lock
 from flowmesh.ops.training_ops import SIGNATURES
 
 MathFn = Callable[[list[Any], Any, list[float], dict[str, bool]], None]
@@ -77,14 +77,6 @@ def sparse_rows(state: VariableState, values: Any, indices: Any, op_type: str,
 
 
 # --- registration --------------------------------------------------------------------------------
-def _locked(fn: Callable[..., None]) -> Callable[..., None]:
-    def run(var: VariableState, *args: Any) -> None:
-        with var.lock:
-            fn(var, *args)
-
-    return run
-
-
 def _opts(ctx: KernelContext) -> dict[str, bool]:
     return {"use_nesterov": bool(ctx.attr("use_nesterov", False)),
             "update_slots": bool(ctx.attr("update_slots", True))}
@@ -114,7 +106,7 @@ def register_update(op_type: str, math: MathFn) -> None:
                 math(rows, g, [args[i].item() for i in hyper], opts)
                 for t, r in zip(full, rows):
                     t.index_copy_(0, idx, r)
-        return _locked(apply)  # several passes: see the module docstring
+        return under_variable_lock(apply)  # several passes: see the module docstring
 
 
 # --- the formulas --------------------------------------------------------------------------------
@@ -221,7 +213,7 @@ def _gradient_descent(ctx: KernelContext) -> Callable[..., None]:
     def apply(var: VariableState, alpha: Any, delta: Any) -> None:
         var.read().sub_(delta, alpha=alpha.item())
 
-    return _locked(apply) if ctx.attr("use_locking", False) else apply
+    return under_variable_lock(apply) if ctx.attr("use_locking", False) else apply
 
 
 @kernel("ResourceSparseApplyGradientDescent")
@@ -230,7 +222,7 @@ def _sparse_gradient_descent(ctx: KernelContext) -> Callable[..., None]:
         table, idx, rows = sparse_rows(var, values, indices, ctx.op.type, dedup=False)
         table.index_add_(0, idx, rows, alpha=-alpha.item())
 
-    return _locked(apply) if ctx.attr("use_locking", False) else apply
+    return under_variable_lock(apply) if ctx.attr("use_locking", False) else apply
 
 
 @kernel("ResourceSparseApplyAdam")
@@ -252,7 +244,7 @@ def _sparse_adam(ctx: KernelContext) -> Callable[..., None]:
             m_t.index_add_(0, idx, g, alpha=1.0 - beta1)
         table.addcdiv_(m_t, denom, value=-alpha)
 
-    return _locked(apply)  # several passes: see the module docstring
+    return under_variable_lock(apply)  # several passes: see the module docstring
 
 
 # --- multi-tensor (torch._foreach_*) variants for runs of updates ------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -52,3 +54,32 @@ def test_state_updates_match_tensorflow():
     tf1 = require_tensorflow()
     for mine, theirs in zip(_updates(flowmesh), _updates(tf1, session_config(tf1))):
         np.testing.assert_allclose(mine, theirs)
+
+
+@pytest.mark.parametrize("update", ["assign_add", "scatter_add"])
+def test_concurrent_steps_lose_no_increment(update):
+    # torch releases the interpreter lock inside in-place adds; without the variable's
+    # lock two steps adding at once would each write back their own sum (the race that
+    # made a ps lose a global-step increment). Large tensors widen the window.
+    tf, size, threads, steps = flowmesh, 200_000, 4, 100
+    graph = tf.Graph()
+    with graph.as_default():
+        v = tf.Variable(tf.zeros([size]))
+        if update == "assign_add":
+            op = tf.assign_add(v, tf.ones([size])).op
+        else:
+            op = tf.scatter_add(v, tf.range(size), tf.ones([size])).op
+        with tf.Session(graph=graph) as sess:
+            sess.run(tf.global_variables_initializer())
+
+            def run_steps():
+                for _ in range(steps):
+                    sess.run(op)
+
+            workers = [threading.Thread(target=run_steps) for _ in range(threads)]
+            for worker in workers:
+                worker.start()
+            for worker in workers:
+                worker.join(timeout=120)
+            final = sess.run(v)
+    np.testing.assert_array_equal(final, np.full(size, threads * steps, np.float32))
