@@ -1,13 +1,20 @@
-"""Map vectorization: ``map(f)...batch(n)`` runs as ``batch(n)...map(vectorized f)``.
+"""Map vectorization: ``map(f)`` runs over many elements at once before ``batch(n)``.
 
 Parsing one Example per call costs a protobuf call and a program run per element; parsing
-a batch costs one of each per batch. When ``batch`` follows one or more ``map`` stages,
+a block costs one of each per block. When ``batch`` follows one or more ``map`` stages,
 separated at most by value-independent stages (``shuffle``, ``repeat``), and every op of
-the map functions has a batch rule below, :func:`batched_map` builds the equivalent
-pipeline ``batch(passes(source))`` followed by the vectorized maps. The elements are the
-same, in the same order (a shuffle's choices never depend on the values); the shuffle
-buffer then holds the small unparsed records. TensorFlow has the same rewrite
-(``map_vectorization``); here it is on by default and off with
+the map functions has a batch rule below, :func:`batched_map` builds an equivalent
+pipeline of TensorFlow's own dataset ops:
+
+- the *block route*, when the maps' results have static shapes:
+  ``source.batch(BLOCK_ROWS).map(vectorized f).unbatch()``, then the passes, then
+  ``batch(n)``. The kernels keep the unbatched blocks whole (``DatasetDef.blocks``): the
+  shuffle exchanges and batch cuts rows of arrays, so each element costs no Python call;
+- otherwise ``batch(n)`` of the passes over the source, then the vectorized maps.
+
+The elements are the same, in the same order (a shuffle's choices never depend on the
+values). A map error fails the whole block (or batch) it is in. TensorFlow has the same
+rewrite (``map_vectorization``); here it is on by default and off with
 ``options.experimental_optimization.map_vectorization = False``.
 
 Batch rules: stateless ops whose inputs are all per-batch constants are copied; element-
@@ -32,6 +39,7 @@ from flowmesh.core.shapes import TensorShape
 from flowmesh.data.dataset import Dataset
 from flowmesh.ops._builders import constant_value, make_tensor
 
+BLOCK_ROWS = 1024  # elements a vectorized map takes at once (the block route)
 PASS_THROUGH = frozenset({"ShuffleDataset", "RepeatDataset"})
 MAPS = frozenset({"MapDataset", "ParallelMapDatasetV2"})
 UNARY = frozenset({
@@ -79,25 +87,54 @@ def batched_map(dataset: Dataset, size: Tensor, drop: Tensor, spec: Any) -> Data
 
 def _rebuild(dataset: Dataset, source: Tensor, passes: Sequence[Operation], size: Tensor,
              drop: Tensor, vectorized: Sequence[tuple[Operation, FuncGraph]], spec: Any) -> Dataset:
-    attrs = {"output_types": source.op.attrs["output_types"],
-             "output_shapes": source.op.attrs["output_shapes"]}
-    variant = source
+    mapped = vectorized[-1][1].outputs
+    if all(t.shape[1:].is_fully_defined() and t.dtype != dtypes.variant for t in mapped):
+        variant = _batch(source, _constant(BLOCK_ROWS), _constant(False), None)
+        variant = _maps(variant, vectorized, None)
+        element = _attrs([t.dtype for t in mapped], [t.shape[1:] for t in mapped])
+        variant = make_tensor("UnbatchDataset", [variant], element, name="UnbatchDataset")
+        variant = _batch(_passes(variant, passes, element), size, drop, _known_batch(size, drop))
+    else:  # a block's rows might not stack with another's: batch the source, then map
+        element = _attrs(source.op.attrs["output_types"], source.op.attrs["output_shapes"])
+        variant = _batch(_passes(source, passes, element), size, drop, _known_batch(size, drop))
+        variant = _maps(variant, vectorized, _known_batch(size, drop))
+    return Dataset(variant, spec, dataset.options())
+
+
+def _attrs(types: Sequence[Any], shapes: Sequence[Any]) -> dict[str, Any]:
+    return {"output_types": list(types), "output_shapes": [TensorShape(s) for s in shapes]}
+
+
+def _constant(value: Any) -> Tensor:
+    from flowmesh.core.convert import convert_to_tensor
+
+    return convert_to_tensor(value, dtype=dtypes.bool if isinstance(value, bool) else dtypes.int64)
+
+
+def _passes(variant: Tensor, passes: Sequence[Operation], element: dict[str, Any]) -> Tensor:
     for p in reversed(passes):
-        variant = make_tensor(p.type, [variant, *p.inputs[1:]], {**p.attrs, **attrs},
+        variant = make_tensor(p.type, [variant, *p.inputs[1:]], {**p.attrs, **element},
                               name=p.type)
-    dim = _known_batch(size, drop)
-    batched = {"output_types": attrs["output_types"],
-               "output_shapes": [TensorShape([dim]).concatenate(TensorShape(s))
-                                 for s in attrs["output_shapes"]]}
-    variant = make_tensor("BatchDatasetV2", [variant, size, drop], batched, name="BatchDatasetV2")
+    return variant
+
+
+def _batch(variant: Tensor, size: Tensor, drop: Tensor, dim: int | None) -> Tensor:
+    attrs = variant.op.attrs
+    batched = _attrs(attrs["output_types"], [TensorShape([dim]).concatenate(TensorShape(s))
+                                             for s in attrs["output_shapes"]])
+    return make_tensor("BatchDatasetV2", [variant, size, drop], batched, name="BatchDatasetV2")
+
+
+def _maps(variant: Tensor, vectorized: Sequence[tuple[Operation, FuncGraph]],
+          dim: int | None) -> Tensor:
     for original, graph in vectorized:
         extra = list(original.inputs[1:2]) if original.type == "ParallelMapDatasetV2" else []
-        out = {"output_types": [t.dtype for t in graph.outputs],
-               "output_shapes": [TensorShape([dim]).concatenate(t.shape[1:]) for t in graph.outputs],
+        out = {**_attrs([t.dtype for t in graph.outputs],
+                        [TensorShape([dim]).concatenate(t.shape[1:]) for t in graph.outputs]),
                "f": graph, "deterministic": original.attrs.get("deterministic")}
         variant = make_tensor(original.type, [variant, *extra, *graph.external_captures], out,
                               name=original.type)
-    return Dataset(variant, spec, dataset.options())
+    return variant
 
 
 def _known_batch(size: Tensor, drop: Tensor) -> int | None:

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from flowmesh.checkpoint import filesystem as fs
+from flowmesh.core import dtypes
+from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.function_program import FunctionProgram
 from flowmesh.kernels.pipeline import (
@@ -180,7 +182,17 @@ def _padded_batch(ctx: KernelContext):
 @_dataset_kernel("UnbatchDataset")
 def _unbatch(ctx: KernelContext):
     name = ctx.op.name
-    return lambda source: batching.UnbatchDataset(name, source)
+    dense = _dense_elements(ctx)
+    return lambda source: batching.UnbatchDataset(name, source, dense)
+
+
+def _dense_elements(ctx: KernelContext) -> bool:
+    """Whether every component is a tensor (no SparseTensor, no nested dataset) of one
+    static shape: then blocks of elements can be kept as one array per component."""
+    types = list(ctx.attr("output_types", []))
+    shapes = [TensorShape(s) for s in ctx.attr("output_shapes", [])]
+    return bool(types) and all(t != dtypes.variant for t in types) \
+        and all(s.is_fully_defined() for s in shapes)
 
 
 @_dataset_kernel("WindowDataset")

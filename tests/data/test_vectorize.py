@@ -1,4 +1,5 @@
-"""Map vectorization (map...batch -> batch...vectorized map): same elements, same order."""
+"""Map vectorization (map...batch -> vectorized maps over blocks, or batch...vectorized
+map): same elements, same order."""
 
 from __future__ import annotations
 
@@ -33,23 +34,55 @@ def _pipeline(vectorize: bool, extra=None):
     return dataset.with_options(options) if not vectorize else dataset
 
 
-def _run(vectorize: bool, extra=None):
+def _route(batched) -> str:
+    """How ``batch`` was built: "blocks" (vectorized maps, unbatch, passes, batch),
+    "batch-first" (batch, then vectorized maps) or "plain" (maps, passes, batch)."""
+    chain, op = [], batched._variant_tensor.op
+    while op.inputs and op.type.endswith("Dataset") or op.type.endswith("DatasetV2"):
+        chain.append(op.type)
+        op = op.inputs[0].op
+    if chain[0] != "BatchDatasetV2":
+        return "batch-first"
+    return "blocks" if "UnbatchDataset" in chain else "plain"
+
+
+def _run(vectorize: bool, extra=None, batch_size=5):
     with tf.Graph().as_default():
         dataset = _pipeline(vectorize, extra)
-        batched = dataset.batch(5)
-        op_types = {op.type for op in tf.get_default_graph().get_operations()}
+        batched = dataset.batch(batch_size)
         element = batched.make_one_shot_iterator().get_next()
         shapes = [t.shape.as_list() for t in element]
         with tf.Session() as sess:
-            return drain(tf, sess, element), batched._variant_tensor.op.type, op_types, shapes
+            return drain(tf, sess, element), _route(batched), shapes
 
 
 def test_vectorized_pipeline_gives_the_same_batches():
-    plain, plain_type, _, plain_shapes = _run(False)
-    fast, fast_type, types, fast_shapes = _run(True)
-    assert plain_type == "BatchDatasetV2"
-    assert fast_type == "MapDataset", "the batch was not vectorized"
+    plain, plain_route, plain_shapes = _run(False)
+    fast, fast_route, fast_shapes = _run(True)
+    assert plain_route == "plain"
+    assert fast_route == "blocks", "the maps were not vectorized"
     assert fast_shapes == plain_shapes == [[None, 2, 2], [None, 10], [None]]
+    assert_same_elements(fast, plain)
+
+
+def test_blocks_give_the_same_batches_at_every_size():
+    # batches smaller than, equal to and larger than the whole input; blocks of 1024 rows
+    for size in (1, 23, 24, 1500):
+        plain, _, _ = _run(False, batch_size=size)
+        fast, route, _ = _run(True, batch_size=size)
+        assert route == "blocks"
+        assert_same_elements(fast, plain)
+
+
+def test_maps_of_unknown_element_shape_batch_first():
+    # a depth not known statically: each block's rows could differ from another's
+    def deep(image, label, scale):
+        return image, tf.one_hot(tf.cast(scale, tf.int64), tf.placeholder_with_default(12, [])), scale
+
+    plain, _, _ = _run(False, deep)
+    fast, route, shapes = _run(True, deep)
+    assert route == "batch-first"
+    assert shapes[1] == [None, None]
     assert_same_elements(fast, plain)
 
 
@@ -57,8 +90,8 @@ def test_functions_without_batch_rules_keep_the_order_of_stages():
     def noisy(image, label, scale):
         return image + tf.random_uniform([2, 2]), label, scale
 
-    _, op_type, _, _ = _run(True, noisy)
-    assert op_type == "BatchDatasetV2"
+    _, route, _ = _run(True, noisy)
+    assert route == "plain"
 
 
 def test_inputs_of_unknown_shape_are_not_batched_first():

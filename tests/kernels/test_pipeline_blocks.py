@@ -1,16 +1,18 @@
-"""Record blocks (``DatasetDef.string_blocks``): ``repeat``, ``shuffle`` and ``batch`` over
-file records a block at a time give exactly what the element-at-a-time path gives."""
+"""Blocks (``DatasetDef.blocks``): ``repeat``, ``shuffle`` and ``batch`` over file records
+or dense ``unbatch`` a block at a time give exactly what the element-at-a-time path gives."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 import flowmesh as fm
-from flowmesh.kernels.pipeline.batching import BatchDataset
+from flowmesh.kernels.pipeline.batching import BatchDataset, UnbatchDataset
 from flowmesh.kernels.pipeline.context import PipelineContext
 from flowmesh.kernels.pipeline.readers import TFRecordDataset
-from flowmesh.kernels.pipeline.shuffle import ShuffleDataset, _exchange
+from flowmesh.kernels.pipeline.shuffle import ShuffleDataset, _Buffer, _exchange
+from flowmesh.kernels.pipeline.sources import TensorSliceDataset
 from flowmesh.kernels.pipeline.transforms import RepeatDataset
 
 
@@ -29,8 +31,8 @@ def _elements(stage):
 
 
 def _from_blocks(stage):
-    blocks = stage.string_blocks(PipelineContext())
-    return [r for block in blocks for r in block.tolist()]
+    blocks = stage.blocks(PipelineContext())
+    return [r for (column,) in blocks for r in column.tolist()]
 
 
 @pytest.mark.parametrize("buffer_size", [1, 7, 1000, 5000])
@@ -77,5 +79,42 @@ def test_exchange_matches_replacing_one_slot_at_a_time():
         for t, slot in enumerate(slots.tolist()):
             expected.append(expected_buffer[slot])
             expected_buffer[slot] = incoming[t]
-        assert _exchange(buffer, slots, incoming).tolist() == expected
+        (out,) = _exchange((buffer,), slots, (incoming,))
+        assert out.tolist() == expected
         assert buffer.tolist() == expected_buffer
+
+
+@pytest.mark.parametrize("buffer_size", [1, 50, 100_000])
+def test_dense_unbatch_blocks_shuffle_and_batch_like_elements(buffer_size):
+    # numbers and strings of 1000 elements in blocks of 37 rows (the vectorized-map route)
+    images = torch.arange(4000, dtype=torch.float32).reshape(1000, 2, 2)
+    names = np.array([b"n%d" % i for i in range(1000)], dtype=object)
+    blocks = BatchDataset("blocks", TensorSliceDataset("slices", [images, names]), 37, False)
+
+    def pipeline(dense):
+        rows = UnbatchDataset("unbatch", blocks, dense=dense)
+        shuffled = ShuffleDataset("shuffle", rows, buffer_size, seed=4, seed2=2, reshuffle=True)
+        return BatchDataset("batch", RepeatDataset("repeat", shuffled, 2), 64, False)
+
+    by_blocks = list(pipeline(True).iterate(PipelineContext()))
+    by_elements = list(pipeline(False).iterate(PipelineContext()))
+    assert pipeline(True).source.source.source.blocks(PipelineContext()) is not None
+    assert len(by_blocks) == len(by_elements) == 32
+    for (image, name), (image_e, name_e) in zip(by_blocks, by_elements):
+        assert isinstance(image, torch.Tensor) and image.dtype == torch.float32
+        torch.testing.assert_close(image, image_e, rtol=0, atol=0)
+        assert name.dtype == object and name.tolist() == name_e.tolist()
+    firsts = torch.cat([b[0] for b in by_blocks[:16]])[:, 0, 0].tolist()
+    assert sorted(firsts[:1000]) == list(range(0, 4000, 4))  # one pass: every element once
+
+
+def test_block_shuffle_buffer_grows_with_its_input():
+    # shuffle(10**7) over a small input must not allocate ten million rows up front
+    buffer = _Buffer(10_000_000)
+    rows = np.zeros((700, 64), np.float32)
+    for filled in range(700, 7001, 700):
+        assert buffer.fill((rows,)) == 700 and buffer.filled == filled
+        assert len(buffer.columns[0]) <= max(2 * filled, 1024)
+    small = _Buffer(1000)
+    assert small.fill((rows,)) == 700 and small.fill((rows,)) == 300
+    assert small.full and len(small.columns[0]) == 1000 and small.fill((rows,)) == 0

@@ -20,6 +20,7 @@ from flowmesh.kernels.pipeline.context import PipelineContext, PipelineStep
 from flowmesh.kernels.pipeline.sparse_value import SparseValue
 
 Element = tuple
+Block = tuple  # of NumPy arrays, one per component, rows = elements (DatasetDef.blocks)
 
 
 class DatasetDef:
@@ -32,12 +33,13 @@ class DatasetDef:
         """A generator of this stage's elements for one pass (an epoch)."""
         raise NotImplementedError
 
-    def string_blocks(self, ctx: PipelineContext) -> Iterator[np.ndarray] | None:
-        """One pass as 1-D object arrays of ``bytes`` (*blocks*): the elements of
-        :meth:`iterate`, in order, many at a time. Only for stages whose elements are single
-        scalar strings and that can produce them in bulk (file records, and ``repeat`` or
-        ``shuffle`` over those), so that ``batch`` can cut batches out of blocks instead of
-        stacking one record at a time; ``None`` (the default) elsewhere."""
+    def blocks(self, ctx: PipelineContext) -> Iterator[Block] | None:
+        """One pass many elements at a time: *blocks*, tuples with one NumPy array per
+        component whose rows are the elements of :meth:`iterate`, in order. Only stages
+        that can produce their elements in bulk implement it (file records, ``unbatch``
+        of dense components, and ``repeat`` or ``shuffle`` over those), so that ``batch``
+        cuts batches out of blocks instead of stacking one element at a time; ``None``
+        (the default) elsewhere."""
         return None
 
     def __repr__(self) -> str:
@@ -49,6 +51,22 @@ def string_vector(items: Sequence[bytes]) -> np.ndarray:
     out = np.empty(len(items), dtype=object)
     out[:] = items
     return out
+
+
+def block_rows(block: Block) -> int:
+    """The number of elements in a block."""
+    return len(block[0])
+
+
+def from_block(array: np.ndarray) -> Any:
+    """A block's component (or rows of it) as an element component: strings stay object
+    arrays, numbers become torch tensors sharing the array's memory."""
+    return array if array.dtype == object else torch.from_numpy(array)
+
+
+def to_block(value: Any) -> np.ndarray:
+    """An element component with a first dimension as a block's NumPy array (no copy)."""
+    return value.numpy() if isinstance(value, torch.Tensor) else np.asarray(value)
 
 
 def as_value(value: Any) -> Any:

@@ -10,7 +10,17 @@ import numpy as np
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.pipeline.base import DatasetDef, Element, as_value, dim0, stack
+from flowmesh.kernels.pipeline.base import (
+    Block,
+    DatasetDef,
+    Element,
+    as_value,
+    block_rows,
+    dim0,
+    from_block,
+    stack,
+    to_block,
+)
 from flowmesh.kernels.pipeline.context import PipelineContext
 from flowmesh.kernels.pipeline.sources import TensorSliceDataset, component_slice
 
@@ -42,35 +52,40 @@ class BatchDataset(DatasetDef):
         self.drop_remainder = drop_remainder
 
     def iterate(self, ctx: PipelineContext) -> Iterator[Element]:
-        blocks = self.source.string_blocks(ctx)
+        blocks = self.source.blocks(ctx)
         if blocks is not None:
-            yield from _string_batches(blocks, self.batch_size, self.drop_remainder)
+            yield from _block_batches(blocks, self.batch_size, self.drop_remainder)
             return
         stage = f"BatchDataset '{self.name}'"
         for batch in _batches(self.source.iterate(ctx), self.batch_size, self.drop_remainder):
             yield tuple(stack([e[i] for e in batch], i, stage) for i in range(len(batch[0])))
 
 
-def _string_batches(blocks: Iterator[np.ndarray], size: int,
-                    drop_remainder: bool) -> Iterator[Element]:
-    """Batches of scalar strings cut out of blocks of them (``DatasetDef.string_blocks``)."""
-    pending: list[np.ndarray] = []
+def _block_batches(blocks: Iterator[Block], size: int, drop_remainder: bool) -> Iterator[Element]:
+    """Batches cut out of blocks (``DatasetDef.blocks``): rows of each component's array."""
+    pending: list[Block] = []
     count = 0
     try:
         for block in blocks:
             pending.append(block)
-            count += len(block)
+            count += block_rows(block)
             if count < size:
                 continue
-            joined = pending[0] if len(pending) == 1 else np.concatenate(pending)
+            joined = _joined(pending)
             whole = count - count % size
             for start in range(0, whole, size):
-                yield (joined[start:start + size],)
-            pending, count = [joined[whole:]], count - whole
+                yield tuple(from_block(c[start:start + size]) for c in joined)
+            pending, count = [tuple(c[whole:] for c in joined)], count - whole
     finally:
         blocks.close()
     if count and not drop_remainder:
-        yield (np.concatenate(pending),)
+        yield tuple(from_block(c) for c in _joined(pending))
+
+
+def _joined(blocks: list[Block]) -> Block:
+    if len(blocks) == 1:
+        return blocks[0]
+    return tuple(np.concatenate(columns) for columns in zip(*blocks))
 
 
 class PaddedBatchDataset(DatasetDef):
@@ -121,19 +136,32 @@ class PaddedBatchDataset(DatasetDef):
 class UnbatchDataset(DatasetDef):
     """``unbatch``: every row of every element's components."""
 
-    def __init__(self, name: str, source: DatasetDef):
+    def __init__(self, name: str, source: DatasetDef, dense: bool = False):
         self.name = name
         self.source = source
+        self.dense = dense  # every component a tensor of one static element shape
 
     def iterate(self, ctx: PipelineContext) -> Iterator[Element]:
-        stage = f"UnbatchDataset '{self.name}'"
         for element in self.source.iterate(ctx):
-            sizes = {dim0(v, i, stage) for i, v in enumerate(element)}
-            if len(sizes) > 1:
-                raise InvalidArgumentError(
-                    f"{stage}: input components have different batch sizes {sorted(sizes)}")
-            for row in range(sizes.pop() if sizes else 0):
+            for row in range(self._rows(element)):
                 yield tuple(component_slice(v, row) for v in element)
+
+    def blocks(self, ctx: PipelineContext) -> Iterator[Block] | None:
+        """Each input element is a block already (when its components are dense)."""
+        return self._blocks(ctx) if self.dense else None
+
+    def _blocks(self, ctx: PipelineContext) -> Iterator[Block]:
+        for element in self.source.iterate(ctx):
+            self._rows(element)
+            yield tuple(to_block(v) for v in element)
+
+    def _rows(self, element: Element) -> int:
+        stage = f"UnbatchDataset '{self.name}'"
+        sizes = {dim0(v, i, stage) for i, v in enumerate(element)}
+        if len(sizes) > 1:
+            raise InvalidArgumentError(
+                f"{stage}: input components have different batch sizes {sorted(sizes)}")
+        return sizes.pop() if sizes else 0
 
 
 class WindowDataset(DatasetDef):

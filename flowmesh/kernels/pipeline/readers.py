@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.pipeline.base import DatasetDef, Element, string_vector
+from flowmesh.kernels.pipeline.base import Block, DatasetDef, Element, string_vector
 from flowmesh.kernels.pipeline.context import PipelineContext
 from flowmesh.kernels.pipeline.records import (
     check_compression,
@@ -57,10 +57,10 @@ class TFRecordDataset(DatasetDef):
             for record in read_records(path, self.compression, self.buffer_size):
                 yield (record,)
 
-    def string_blocks(self, ctx: PipelineContext) -> Iterator[np.ndarray]:
+    def blocks(self, ctx: PipelineContext) -> Iterator[Block]:
         for path in self.filenames:
             for records in read_record_blocks(path, self.compression, self.buffer_size):
-                yield string_vector(records)
+                yield (string_vector(records),)
 
 
 class TextLineDataset(DatasetDef):

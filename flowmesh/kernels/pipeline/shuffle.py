@@ -13,9 +13,9 @@ under ``repeat``) uses the next seed of the iterator's sequence; without it ever
 repeats the first pass's order. Re-initialising an iterator starts the sequence again.
 The random numbers (NumPy's PCG64 seeded with ``(seed, seed2, pass)``) are not
 TensorFlow's Philox stream, so orders differ from TensorFlow's for the same seed (the
-element multiset and the buffer bound are the same). Stages of scalar strings (file
-records) shuffle a block at a time (:meth:`ShuffleDataset.string_blocks`), drawing the same
-slots, so both ways give the same order.
+element multiset and the buffer bound are the same). Inputs that come in blocks (file
+records, dense ``unbatch``) shuffle a block at a time (:meth:`ShuffleDataset.blocks`),
+drawing the same slots, so both ways give the same order.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.pipeline.base import DatasetDef, Element
+from flowmesh.kernels.pipeline.base import Block, DatasetDef, Element, block_rows
 from flowmesh.kernels.pipeline.context import PipelineContext
 
 _DRAW_CHUNK = 1024
@@ -123,53 +123,91 @@ class ShuffleDataset(DatasetDef):
         for i in rng.permutation(len(buffer)).tolist():
             yield buffer[i]
 
-    def string_blocks(self, ctx: PipelineContext) -> Iterator[np.ndarray] | None:
-        blocks = self.source.string_blocks(ctx)
+    def blocks(self, ctx: PipelineContext) -> Iterator[Block] | None:
+        blocks = self.source.blocks(ctx)
         return None if blocks is None else self._shuffle_blocks(ctx, blocks)
 
-    def _shuffle_blocks(self, ctx: PipelineContext, blocks: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+    def _shuffle_blocks(self, ctx: PipelineContext, blocks: Iterator[Block]) -> Iterator[Block]:
         """:meth:`iterate` a block at a time: the same slots, so the same order."""
         rng = self._pass_rng(ctx)
         slots = _Slots(rng, self.buffer_size)
-        size = self.buffer_size
-        buffer = np.empty(size, dtype=object)
-        filled = 0
+        buffer = _Buffer(self.buffer_size)
         try:
             for block in blocks:
-                if filled < size:
-                    taken = min(size - filled, len(block))
-                    buffer[filled:filled + taken] = block[:taken]
-                    filled += taken
-                    if filled == size:
-                        ctx.record_max("shuffle_buffer", size)
-                    block = block[taken:]
-                if len(block):
-                    yield _exchange(buffer, slots.take(len(block)), block)
+                taken = buffer.fill(block)
+                if taken and buffer.full:
+                    ctx.record_max("shuffle_buffer", buffer.filled)
+                rows = block_rows(block) - taken
+                if rows:
+                    yield _exchange(buffer.columns, slots.take(rows),
+                                    tuple(c[taken:] for c in block))
         finally:
             blocks.close()
-        ctx.record_max("shuffle_buffer", filled)
-        if filled:
-            yield buffer[:filled][rng.permutation(filled)]
+        ctx.record_max("shuffle_buffer", buffer.filled)
+        if buffer.filled:
+            order = rng.permutation(buffer.filled)
+            yield tuple(c[:buffer.filled][order] for c in buffer.columns)
 
 
-def _exchange(buffer: np.ndarray, slots: np.ndarray, incoming: np.ndarray) -> np.ndarray:
-    """Element ``t`` of ``incoming`` takes the place of ``buffer[slots[t]]``, which is
-    output, in turn, ``t = 0, 1, ...``; returns the outputs in order (``buffer`` is
-    updated). An output is the buffer's old element unless an earlier incoming one took
-    that slot in this block: then it is the latest such one."""
+class _Buffer:
+    """The block shuffle's buffer: one array per component, grown as it fills (never
+    beyond ``size`` rows, and no larger than twice what the input held)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.filled = 0
+        self.columns: Block = ()
+
+    @property
+    def full(self) -> bool:
+        return self.filled == self.size
+
+    def fill(self, block: Block) -> int:
+        """Appends the rows of ``block`` that fit; returns how many it took."""
+        taken = min(self.size - self.filled, block_rows(block))
+        if not taken:
+            return 0
+        end = self.filled + taken
+        if not self.columns or end > len(self.columns[0]):
+            capacity = min(self.size, max(2 * end, 1024))
+            self.columns = tuple(_grown(old, c, capacity, self.filled) for old, c in
+                                 zip(self.columns or (None,) * len(block), block))
+        for column, rows in zip(self.columns, block):
+            column[self.filled:end] = rows[:taken]
+        self.filled = end
+        return taken
+
+
+def _grown(old: np.ndarray | None, like: np.ndarray, capacity: int, filled: int) -> np.ndarray:
+    grown = np.empty((capacity, *like.shape[1:]), dtype=like.dtype)
+    if old is not None:
+        grown[:filled] = old[:filled]
+    return grown
+
+
+def _exchange(buffer: Block, slots: np.ndarray, incoming: Block) -> Block:
+    """Row ``t`` of ``incoming`` takes the place of row ``slots[t]`` of ``buffer``, which
+    is output, in turn, ``t = 0, 1, ...``; returns the outputs in order (``buffer``'s
+    columns are updated). An output is the buffer's old row unless an earlier incoming one
+    took that slot in this block: then it is the latest such one."""
     order = np.argsort(slots, kind="stable")  # by slot, then by time
     ordered = slots[order]
     first = np.empty(len(order), dtype=bool)
     first[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    out = np.empty(len(order), dtype=object)
     head = order[first]
-    out[head] = buffer[slots[head]]
     later = np.flatnonzero(~first)
-    out[order[later]] = incoming[order[later - 1]]
+    replaced, replacing = order[later], order[later - 1]
     last = np.empty(len(order), dtype=bool)
     last[-1] = True
     last[:-1] = first[1:]
     tail = order[last]
-    buffer[slots[tail]] = incoming[tail]
-    return out
+    head_slots, tail_slots = slots[head], slots[tail]
+    out = []
+    for column, rows in zip(buffer, incoming):
+        taken = np.empty((len(order), *rows.shape[1:]), dtype=rows.dtype)
+        taken[head] = column[head_slots]
+        taken[replaced] = rows[replacing]
+        column[tail_slots] = rows[tail]
+        out.append(taken)
+    return tuple(out)

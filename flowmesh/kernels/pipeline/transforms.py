@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.pipeline.base import DatasetDef, Element, Function
+from flowmesh.kernels.pipeline.base import Block, DatasetDef, Element, Function, block_rows
 from flowmesh.kernels.pipeline.context import PipelineContext, PipelineStep
 
 
@@ -131,16 +129,16 @@ class RepeatDataset(DatasetDef):
                 return
             epoch += 1
 
-    def string_blocks(self, ctx: PipelineContext) -> Iterator[np.ndarray] | None:
-        first = self.source.string_blocks(ctx)
+    def blocks(self, ctx: PipelineContext) -> Iterator[Block] | None:
+        first = self.source.blocks(ctx)
         return None if first is None else self._repeat_blocks(ctx, first)
 
-    def _repeat_blocks(self, ctx: PipelineContext, first: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+    def _repeat_blocks(self, ctx: PipelineContext, first: Iterator[Block]) -> Iterator[Block]:
         epoch = 0
         while self.count < 0 or epoch < self.count:
             produced = False
-            for block in first if epoch == 0 else self.source.string_blocks(ctx):
-                produced = produced or len(block) > 0
+            for block in first if epoch == 0 else self.source.blocks(ctx):
+                produced = produced or block_rows(block) > 0
                 yield block
             if not produced:
                 return
