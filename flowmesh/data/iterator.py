@@ -23,6 +23,7 @@ from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Operation, Tensor
 from flowmesh.data import structure as st
 from flowmesh.data.dataset import Dataset
+from flowmesh.data.dataset_factory import dataset_factory
 from flowmesh.ops._builders import make_op, make_tensor
 
 _names = itertools.count()
@@ -133,9 +134,14 @@ class Iterator:
 def make_one_shot_iterator(dataset: Dataset) -> Iterator:
     """``tf.compat.v1.data.make_one_shot_iterator(dataset)``."""
     _check_dataset(dataset)
-    handle = make_tensor("OneShotIterator", [dataset._variant_tensor],
-                         {"shared_name": "", "container": "", **_spec_attrs(dataset.element_spec)},
-                         name="OneShotIterator")
+    attrs = {"shared_name": "", "container": "", **_spec_attrs(dataset.element_spec)}
+    factory = dataset_factory(dataset._variant_tensor)
+    if factory is None:  # reads placeholders or variables: built with the first step's values
+        handle = make_tensor("OneShotIterator", [dataset._variant_tensor], attrs,
+                             name="OneShotIterator")
+    else:  # built once, when the iterator starts (not on every step)
+        handle = make_tensor("OneShotIterator", [], {**attrs, "dataset_factory": factory},
+                             name="OneShotIterator")
     return Iterator(handle, None, dataset.element_spec)
 
 

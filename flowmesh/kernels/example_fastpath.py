@@ -94,13 +94,11 @@ class _Layout:
         opaque = np.zeros(len(record), dtype=bool)
         for kind, lstart, vstart, lend in self.fields.values():
             opaque[(vstart if kind != "bytes_list" else lstart):lend] = True
-        self.opaque = opaque
-        self.template = np.frombuffer(record, np.uint8)
+        self.structure = np.flatnonzero(~opaque)  # the byte columns that must match
+        self.template = np.frombuffer(record, np.uint8)[self.structure]
 
     def matches(self, matrix: np.ndarray) -> bool:
-        same = matrix == self.template
-        same |= self.opaque
-        return bool(same.all())
+        return bool((matrix[:, self.structure] == self.template).all())
 
 
 _recent: dict[int, _Layout] = {}  # record width -> the last layout seen at that width

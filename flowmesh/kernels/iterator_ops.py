@@ -27,6 +27,7 @@ from flowmesh.errors import (
     OpError,
     OutOfRangeError,
 )
+from flowmesh.kernels.function_program import FunctionProgram
 from flowmesh.kernels.pipeline.base import DatasetDef, as_value
 from flowmesh.kernels.pipeline.context import PipelineCancelled, PipelineContext
 from flowmesh.kernels.pipeline.transforms import outermost_stage, pipeline_determinism
@@ -142,16 +143,27 @@ def _iterator(ctx: KernelContext):
     return lambda: state
 
 
-@kernel("OneShotIterator", device_types=_CPU)
+@kernel("OneShotIterator", device_types=_CPU, needs_step=True)
 def _one_shot(ctx: KernelContext):
+    """Starts the iterator the first time it runs: on its ``dataset_factory`` function
+    (``data/dataset_factory.py``: built once) or else on its dataset input."""
     state = _state(ctx)
+    factory = ctx.attr("dataset_factory", None)
+    if factory is None:
+        def one_shot(step: Any, dataset: DatasetDef) -> IteratorState:
+            if not state.started_once:
+                state.start(dataset)
+            return state
 
-    def one_shot(dataset: DatasetDef) -> IteratorState:
+        return one_shot
+    program = FunctionProgram(ctx, factory, factory.outputs, "the dataset_factory")
+
+    def one_shot_from_factory(step: Any) -> IteratorState:
         if not state.started_once:
-            state.start(dataset)
+            state.start(program(step, [])[0])
         return state
 
-    return one_shot
+    return one_shot_from_factory
 
 
 @kernel("MakeIterator", device_types=_CPU)

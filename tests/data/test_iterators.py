@@ -87,6 +87,32 @@ def test_one_shot_iterator_across_steps_and_compat_name():
                 sess.run(total)
 
 
+def test_one_shot_iterator_builds_its_dataset_once():
+    # the dataset's ops are copied into the iterator's dataset_factory: no step runs them
+    with tf.Graph().as_default():
+        dataset = tf.data.Dataset.range(10).map(lambda x: x * tf.constant(3, tf.int64)) \
+            .shuffle(4, seed=1).batch(5)
+        iterator = dataset.make_one_shot_iterator()
+        handle = iterator._iterator_resource.op
+        assert list(handle.inputs) == [] and handle.attrs["dataset_factory"] is not None
+        element = iterator.get_next()
+        with tf.Session() as sess:
+            values = drain(tf, sess, element)
+    assert sorted(np.concatenate(values).tolist()) == list(range(0, 30, 3))
+
+
+def test_one_shot_iterator_over_state_takes_the_dataset_as_an_input():
+    # a map reading a variable cannot be captured by value: the dataset stays an input
+    with tf.Graph().as_default():
+        scale = tf.Variable(2, dtype=tf.int64)
+        iterator = tf.data.Dataset.range(4).map(lambda x: x * scale).make_one_shot_iterator()
+        assert len(iterator._iterator_resource.op.inputs) == 1
+        element = iterator.get_next()
+        with tf.Session() as sess:
+            sess.run(scale.initializer)
+            assert drain(tf, sess, element) == [0, 2, 4, 6]
+
+
 def test_monitored_training_session_stops_at_the_end_of_the_data():
     with tf.Graph().as_default():
         x = tf.data.Dataset.from_tensor_slices(np.arange(20, dtype=np.float32)).repeat(2) \
