@@ -8,12 +8,13 @@ pipeline of TensorFlow's own dataset ops:
 
 - the *block route*, when the maps' results have static shapes:
   ``source.batch(BLOCK_ROWS).map(vectorized f).unbatch()``, then the passes, then
-  ``batch(n)``. The kernels keep the unbatched blocks whole (``DatasetDef.blocks``): the
+  ``batch(n)`` (fewer rows per block for large elements, see :func:`_block_rows`). The kernels keep the unbatched blocks whole (``DatasetDef.blocks``): the
   shuffle exchanges and batch cuts rows of arrays, so each element costs no Python call;
 - otherwise ``batch(n)`` of the passes over the source, then the vectorized maps.
 
 The elements are the same, in the same order (a shuffle's choices never depend on the
-values). A map error fails the whole block (or batch) it is in. TensorFlow has the same
+values). A map error, or a corrupted record read for the block, fails the whole block (or
+batch) it is in. TensorFlow has the same
 rewrite (``map_vectorization``); here it is on by default and off with
 ``options.experimental_optimization.map_vectorization = False``.
 
@@ -39,7 +40,9 @@ from flowmesh.core.shapes import TensorShape
 from flowmesh.data.dataset import Dataset
 from flowmesh.ops._builders import constant_value, make_tensor
 
-BLOCK_ROWS = 1024  # elements a vectorized map takes at once (the block route)
+BLOCK_ROWS = 1024  # elements a vectorized map takes at once (the block route)...
+BLOCK_BYTES = 4 << 20  # ... fewer if their results would take more memory than this...
+MIN_BLOCK_ROWS = 64  # ... and the batch-first route when not even this many fit
 PASS_THROUGH = frozenset({"ShuffleDataset", "RepeatDataset"})
 MAPS = frozenset({"MapDataset", "ParallelMapDatasetV2"})
 UNARY = frozenset({
@@ -88,8 +91,9 @@ def batched_map(dataset: Dataset, size: Tensor, drop: Tensor, spec: Any) -> Data
 def _rebuild(dataset: Dataset, source: Tensor, passes: Sequence[Operation], size: Tensor,
              drop: Tensor, vectorized: Sequence[tuple[Operation, FuncGraph]], spec: Any) -> Dataset:
     mapped = vectorized[-1][1].outputs
-    if all(t.shape[1:].is_fully_defined() and t.dtype != dtypes.variant for t in mapped):
-        variant = _batch(source, _constant(BLOCK_ROWS), _constant(False), None)
+    rows = _block_rows(mapped)
+    if rows is not None:
+        variant = _batch(source, _constant(rows), _constant(False), None)
         variant = _maps(variant, vectorized, None)
         element = _attrs([t.dtype for t in mapped], [t.shape[1:] for t in mapped])
         variant = make_tensor("UnbatchDataset", [variant], element, name="UnbatchDataset")
@@ -99,6 +103,18 @@ def _rebuild(dataset: Dataset, source: Tensor, passes: Sequence[Operation], size
         variant = _batch(_passes(source, passes, element), size, drop, _known_batch(size, drop))
         variant = _maps(variant, vectorized, _known_batch(size, drop))
     return Dataset(variant, spec, dataset.options())
+
+
+def _block_rows(mapped: Sequence[Tensor]) -> int | None:
+    """Rows per block for the block route: ``BLOCK_ROWS``, fewer for large elements (a
+    block's results stay near ``BLOCK_BYTES``); ``None`` when the results have no static
+    shape, or are so large that blocks would hold fewer than ``MIN_BLOCK_ROWS``."""
+    if not all(t.shape[1:].is_fully_defined() and t.dtype != dtypes.variant for t in mapped):
+        return None
+    size = sum(t.shape[1:].num_elements() * (8 if t.dtype == dtypes.string else t.dtype.size)
+               for t in mapped)
+    rows = min(BLOCK_ROWS, BLOCK_BYTES // max(size, 1))
+    return rows if rows >= MIN_BLOCK_ROWS else None
 
 
 def _attrs(types: Sequence[Any], shapes: Sequence[Any]) -> dict[str, Any]:

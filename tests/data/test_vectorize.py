@@ -107,3 +107,30 @@ def test_inputs_of_unknown_shape_are_not_batched_first():
         with tf.Session() as sess:
             got = sess.run(batched.make_one_shot_iterator().get_next())
     np.testing.assert_array_equal(got, [[0] * 6, [1] * 6])
+
+
+def _block_size(batched):
+    """The batch size of the block stage (``batch(rows)`` before the vectorized maps)."""
+    op = batched._variant_tensor.op
+    while op.type != "UnbatchDataset":
+        op = op.inputs[0].op
+    while op.type != "BatchDatasetV2":
+        op = op.inputs[0].op
+    return int(tf.get_static_value(op.inputs[1]))
+
+
+def test_blocks_of_large_elements_hold_fewer_rows():
+    # a block's results stay near 4 MiB; elements that fit fewer than 64 rows batch first
+    for side, expected in [(8, 1024), (64, 256), (256, None)]:
+        images = np.arange(20 * side * side, dtype=np.float32).reshape(20, side, side)
+        with tf.Graph().as_default():
+            batched = tf.data.Dataset.from_tensor_slices(images).map(lambda x: x * 2.0) \
+                .shuffle(5, seed=1).batch(6)
+            route = _route(batched)
+            assert route == ("blocks" if expected else "batch-first")
+            if expected:
+                assert _block_size(batched) == expected
+            with tf.Session() as sess:
+                got = drain(tf, sess, batched.make_one_shot_iterator().get_next())
+        assert sorted(float(b[0, 0]) for batch in got for b in batch) == \
+            sorted(float(v) * 2 for v in images[:, 0, 0])
