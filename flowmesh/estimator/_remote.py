@@ -7,7 +7,10 @@ chief's server, reads that path and runs ``RestoreV2`` placed on the chief, so t
 reads its own disk and the values travel to the evaluator, which loads them into its eval
 graph. The evaluator reports each evaluated step in ``flowmesh_evaluated_step``; after
 training the chief publishes ``flowmesh_final_step`` and keeps its server up until the
-evaluator has evaluated that step (or ``WAIT_S`` passed).
+evaluator says, in ``flowmesh_evaluator_finished_step``, that it has evaluated that step
+and is leaving (or ``WAIT_S`` passed). Waiting for the evaluated step alone is not enough:
+the evaluator may have evaluated the last checkpoint before the chief published it as
+final, and would then wait for a chief that is gone.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ WAIT_S = 120.0
 
 
 class _ChiefState:
-    """The three published variables, in a graph of their own, with a session on the chief."""
+    """The four published variables, in a graph of their own, with a session on the chief."""
 
     def __init__(self, target: str, session_config: Any = None):
         self.graph = Graph()
@@ -46,20 +49,26 @@ class _ChiefState:
                                   collections=[])
             self.evaluated = Variable(-1, dtype=dtypes.int64, name="flowmesh_evaluated_step",
                                       trainable=False, collections=[])
+            self.finished = Variable(-1, dtype=dtypes.int64,
+                                     name="flowmesh_evaluator_finished_step", trainable=False,
+                                     collections=[])
             self._path = placeholder(dtypes.string, [], name="path")
             self._step = placeholder(dtypes.int64, None, name="step")
             self.set_latest = self.latest.assign(self._path)
             step = array_ops.reshape(self._step, [])
             self.set_final = self.final.assign(step)
             self.set_evaluated = self.evaluated.assign(step)
-            self.init = [v.initializer for v in (self.latest, self.final, self.evaluated)]
+            self.set_finished = self.finished.assign(step)
+            self.init = [v.initializer
+                         for v in (self.latest, self.final, self.evaluated, self.finished)]
         self.session = Session(target, graph=self.graph, config=session_config)
 
-    def read(self) -> tuple[str, int, int]:
-        latest, final, evaluated = self.session.run([self.latest.read_value(), self.final.read_value(),
-                                                     self.evaluated.read_value()])
+    def read(self) -> tuple[str, int, int, int]:
+        """(latest path, final step, evaluated step, evaluator's finished step)."""
+        latest, final, evaluated, finished = self.session.run(
+            [v.read_value() for v in (self.latest, self.final, self.evaluated, self.finished)])
         latest = latest.decode() if isinstance(latest, bytes) else str(latest)
-        return latest, int(final), int(evaluated)
+        return latest, int(final), int(evaluated), int(finished)
 
     def put(self, op: Any, value: Any) -> None:
         feed = self._path if op is self.set_latest else self._step
@@ -81,10 +90,11 @@ class PublishCheckpoints(CheckpointSaverListener):
         return None
 
     def finish(self, final_step: int) -> None:
-        """Publishes the final step and waits (up to WAIT_S) for the evaluator to evaluate it."""
+        """Publishes the final step and waits (up to WAIT_S) for the evaluator to have
+        evaluated it and to say it is leaving."""
         self.state.put(self.state.set_final, final_step)
         deadline = time.monotonic() + WAIT_S
-        while time.monotonic() < deadline and self.state.read()[2] < final_step:
+        while time.monotonic() < deadline and self.state.read()[3] < final_step:
             time.sleep(0.2)
 
 
@@ -105,7 +115,7 @@ class RemoteCheckpoints:
     def poll(self) -> tuple[str, int] | None:
         """``(latest path, final step or -1)``, or None while the chief cannot be reached."""
         try:
-            latest, final, _ = self.state.read()
+            latest, final, _, _ = self.state.read()
         except OpError as exc:
             logger.info("evaluator: the chief's server is not answering (%s)", type(exc).__name__)
             return None
@@ -122,6 +132,14 @@ class RemoteCheckpoints:
             self.state.put(self.state.set_evaluated, step)
         except OpError as exc:
             logger.warning("evaluator: could not report step %d to the chief: %s", step, exc)
+
+    def finish(self, step: int) -> None:
+        """Tells the chief that the final ``step`` was evaluated and the evaluator is
+        leaving: the chief's server may stop (a lost chief is only logged)."""
+        try:
+            self.state.put(self.state.set_finished, step)
+        except OpError as exc:
+            logger.warning("evaluator: could not tell the chief it is done: %s", exc)
 
 
 def write_local_checkpoint(directory: str, variables: list, values: dict[str, Any], step: int) -> str:

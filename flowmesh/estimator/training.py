@@ -259,8 +259,10 @@ class _Executor:
                 self._evaluate_values(path, remote.values(path), done)
                 remote.report(step)
                 if done:
+                    remote.finish(step)
                     break
             elif final >= 0 and self.last_path and _step_of(self.last_path) >= final:
+                remote.finish(_step_of(self.last_path))  # evaluated before it was final
                 break
             time.sleep(_roles.POLL_SECS)
         return self.last_result, self.exports
