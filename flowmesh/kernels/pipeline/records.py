@@ -216,7 +216,7 @@ def _cut_run(buf: bytes, pos: int, length: int, run: int, out: list[bytes]) -> i
     records after a bad one are not appended)."""
     stride = length + _HEADER.size + 4
     start = pos + _HEADER.size
-    records = [buf[p:p + length] for p in range(start, start + run * stride, stride)]
+    records = np.ndarray((run,), np.dtype((np.void, length)), buf, start, (stride,)).tolist()
     crc = np.fromiter(map(crc32c.crc32c, records), np.uint32, run)
     masked = ((crc >> 15) | (crc << 17)) + np.uint32(_MASK_DELTA)  # wraps mod 2**32
     stored = np.ndarray((run,), "<u4", buf, start + length, (stride,))
