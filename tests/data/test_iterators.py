@@ -309,3 +309,21 @@ def test_sparse_map_output_is_a_sparse_element():
             assert sess.run(dense.make_one_shot_iterator().get_next()).tolist() == []
             value = sess.run(parsed.make_one_shot_iterator().get_next()["v"])
             assert value.dense_shape.tolist() == [0] and value.values.tolist() == []
+
+
+@pytest.mark.timeout(60)
+def test_one_shot_iterator_on_another_task_builds_its_dataset_there():
+    # the dataset_factory function travels with the iterator's partition to the other server
+    from flowmesh.testing.cluster import cluster_dict
+
+    cluster = tf.train.ClusterSpec(cluster_dict({"worker": 2}))
+    servers = [tf.train.Server(cluster, job_name="worker", task_index=i) for i in range(2)]
+    with tf.Graph().as_default():
+        with tf.device("/job:worker/task:1"):
+            dataset = tf.data.Dataset.range(10).map(lambda x: x * 2).shuffle(3, seed=1).batch(4)
+            element = dataset.make_one_shot_iterator().get_next()
+        with tf.device("/job:worker/task:0"):
+            total = tf.reduce_sum(element)
+        with tf.Session(servers[0].target) as sess:
+            sums = drain(tf, sess, total)
+    assert len(sums) == 3 and sum(sums) == 90
