@@ -41,6 +41,15 @@ class Job:
                 self.closed.append(result)
             time.sleep(0.005)
 
+    def closed_rounds(self, count: int, timeout_s: float = 10.0) -> list[proto.RoundResult]:
+        """The closed rounds once there are ``count``: members learn a round's result from
+        the store, which the coordinator writes before this job's poll thread records it."""
+        deadline = time.monotonic() + timeout_s
+        while len(self.closed) < count and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert len(self.closed) >= count, self.closed
+        return list(self.closed)
+
     def call(self, fn: Callable[[Coordinator], object]) -> object:
         with self._lock:
             return fn(self.coordinator)
@@ -126,7 +135,7 @@ def test_survivors_reform_without_the_lost_member_and_its_death_is_published(job
     assert time.monotonic() - start < 10.0  # no straggler wait (60 s): the launcher knows who is gone
     assert {m: (i.rank, i.size) for m, i in infos.items()} == {"0": (0, 2), "2": (1, 2)}
     assert infos["0"].prefix == proto.group_prefix(1)
-    assert job.closed[-1].lost == ["1 (was killed by SIGKILL (status -9))"]
+    assert job.closed_rounds(2)[-1].lost == ["1 (was killed by SIGKILL (status -9))"]
     dead = job.server.get(proto.dead_key(0, 1)).decode()
     assert "member 1 was killed by SIGKILL" in dead
 
