@@ -8,14 +8,15 @@ pipeline of TensorFlow's own dataset ops:
 
 - the *block route*, when the maps' results have static shapes:
   ``source.batch(BLOCK_ROWS).map(vectorized f).unbatch()``, then the passes, then
-  ``batch(n)`` (fewer rows per block for large elements, see :func:`_block_rows`). The kernels keep the unbatched blocks whole (``DatasetDef.blocks``): the
-  shuffle exchanges and batch cuts rows of arrays, so each element costs no Python call;
+  ``batch(n)`` (fewer rows per block for large elements, see :func:`_block_rows`). The
+  kernels keep the unbatched blocks whole (``DatasetDef.blocks``): the shuffle exchanges
+  and batch cuts rows of arrays, so each element costs no Python call;
 - otherwise ``batch(n)`` of the passes over the source, then the vectorized maps.
 
 The elements are the same, in the same order (a shuffle's choices never depend on the
 values). A map error, or a corrupted record read for the block, fails the whole block (or
-batch) it is in. TensorFlow has the same
-rewrite (``map_vectorization``); here it is on by default and off with
+batch) it is in. TensorFlow has the same rewrite (``map_vectorization``); here it is on by
+default and off with
 ``options.experimental_optimization.map_vectorization = False``.
 
 Batch rules: stateless ops whose inputs are all per-batch constants are copied; element-
@@ -91,17 +92,16 @@ def batched_map(dataset: Dataset, size: Tensor, drop: Tensor, spec: Any) -> Data
 def _rebuild(dataset: Dataset, source: Tensor, passes: Sequence[Operation], size: Tensor,
              drop: Tensor, vectorized: Sequence[tuple[Operation, FuncGraph]], spec: Any) -> Dataset:
     mapped = vectorized[-1][1].outputs
-    rows = _block_rows(mapped)
+    rows, dim = _block_rows(mapped), _known_batch(size, drop)
     if rows is not None:
         variant = _batch(source, _constant(rows), _constant(False), None)
         variant = _maps(variant, vectorized, None)
         element = _attrs([t.dtype for t in mapped], [t.shape[1:] for t in mapped])
         variant = make_tensor("UnbatchDataset", [variant], element, name="UnbatchDataset")
-        variant = _batch(_passes(variant, passes, element), size, drop, _known_batch(size, drop))
+        variant = _batch(_passes(variant, passes, element), size, drop, dim)
     else:  # a block's rows might not stack with another's: batch the source, then map
         element = _attrs(source.op.attrs["output_types"], source.op.attrs["output_shapes"])
-        variant = _batch(_passes(source, passes, element), size, drop, _known_batch(size, drop))
-        variant = _maps(variant, vectorized, _known_batch(size, drop))
+        variant = _maps(_batch(_passes(source, passes, element), size, drop, dim), vectorized, dim)
     return Dataset(variant, spec, dataset.options())
 
 
