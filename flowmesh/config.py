@@ -245,8 +245,10 @@ TUNER_MAX_LOAD = Setting("FLOWMESH_TUNER_MAX_LOAD", 2.0, float,
                          "load average per CPU from which the thread tuner keeps the team (0: never)")
 CHUNK_HELPERS = Setting("FLOWMESH_CHUNK_HELPERS", 0, int,
                         "helper threads of the tuner's dynamic mode (0: no dynamic mode)")
-ONEDNN_MATMUL = Setting("FLOWMESH_ONEDNN_MATMUL", 1, int,
-                      "1: fp32 CPU MatMul runs on oneDNN where measured faster than MKL")
+ONEDNN_MATMUL = Setting("FLOWMESH_ONEDNN_MATMUL", "auto", str,
+                      "fp32 CPU MatMul kernel: auto (oneDNN or MKL, whichever each kind of "
+                      "product measures faster, kernels/gemm_choice.py), 1 (oneDNN where it "
+                      "applies) or 0 (MKL through torch.matmul)")
 ELASTIC_TIMEOUT_S = Setting("FLOWMESH_ELASTIC_TIMEOUT_S", 120.0, float,
                             "longest elastic rendezvous wait in seconds")
 EVAL_CHECKPOINTS = Setting("FLOWMESH_EVAL_CHECKPOINTS", "model_dir", str,

@@ -1,17 +1,18 @@
-"""fp32 CPU MatMul through oneDNN (``torch.ops.mkldnn._linear_pointwise``) where it wins.
+"""fp32 CPU MatMul through oneDNN (``torch.ops.mkldnn._linear_pointwise``) or MKL's sgemm.
 
-torch's ``mm`` on CPU calls MKL's sgemm, which picks weak code paths on AMD CPUs: for the
-Keras MLP's 128x784x256 matmul it measured ~2x slower than oneDNN's inner product (the
-kernel TensorFlow itself uses). ``_linear_pointwise(a, w, None, "none", [], "")`` computes
+torch's ``mm`` on CPU calls MKL's sgemm; TensorFlow calls oneDNN. Which is faster depends on
+the CPU (``kernels/gemm_choice.py`` has the figures), so each kind of product measures both
+once and keeps the faster. ``_linear_pointwise(a, w, None, "none", [], "")`` computes
 ``a @ w.T`` on plain strided fp32 tensors, so ``a @ b`` is ``_linear_pointwise(a, b.mT)``
-with no copy. The results differ from MKL's only in float32 summation order.
+with no copy; MKL's ``torch.mm(a, b)`` takes the same views. The results differ only in
+float32 summation order.
 
-oneDNN is used for 2-D operands whose inner dimension is >= ``MIN_K`` (below that MKL's
+The choice is made for 2-D operands whose inner dimension is >= ``MIN_K`` (below that MKL's
 small-matrix path wins) and, for ``transpose_a`` (the weight gradient ``x^T @ g``), whose
 output width is >= ``MIN_N_TRANSPOSED_A`` (oneDNN lost there at 2 threads). Anything else
 (batched, strided views oneDNN rejects, empty, other dtypes, torch built without mkldnn,
 ``FLOWMESH_ONEDNN_MATMUL=0``) goes to ``torch.matmul``. Figures: benchmarks/RESULTS.md,
-"Keras fit (issue 15)".
+"Keras fit (issue 15)" and "Session 18".
 
 Narrow outputs (fewer than ``SMALL_N`` columns, more rows than columns, e.g. a 10-class
 logits layer and its weight gradient) are computed transposed, ``(w @ a^T)^T``, by MKL
@@ -28,7 +29,7 @@ import torch
 
 from flowmesh import config
 from flowmesh.core import dtypes
-from flowmesh.kernels import chunk_pool
+from flowmesh.kernels import chunk_pool, gemm_choice
 
 MIN_K = 64
 MIN_N_TRANSPOSED_A = 64
@@ -60,10 +61,22 @@ def _probe() -> bool:
         return False
 
 
+MODES = ("auto", "1", "0")
+
+
+def mode() -> str:
+    """``FLOWMESH_ONEDNN_MATMUL``: ``auto`` (measure), ``1`` (oneDNN) or ``0`` (MKL)."""
+    value = config.ONEDNN_MATMUL.get().strip().lower()
+    if value not in MODES:
+        raise ValueError(f"FLOWMESH_ONEDNN_MATMUL={value!r} is not one of {', '.join(MODES)}: "
+                         "unset it to let each kind of product measure oneDNN against MKL")
+    return value
+
+
 def usable(device: torch.device, input_dtypes: list[dtypes.DType]) -> bool:
     """Whether a MatMul placed on ``device`` with these input dtypes may take oneDNN."""
     return (device.type == "cpu" and all(d == dtypes.float32 for d in input_dtypes)
-            and bool(config.ONEDNN_MATMUL.get()) and available())
+            and mode() != "0" and available())
 
 
 def _plain(t: Any) -> bool:
@@ -72,9 +85,11 @@ def _plain(t: Any) -> bool:
 
 
 def matmul_fn(transpose_a: bool, transpose_b: bool) -> Callable[[Any, Any], Any]:
-    """The MatMul kernel for these transposes: oneDNN where it wins, else torch.matmul."""
+    """The MatMul kernel for these transposes: oneDNN or MKL, whichever measured faster for
+    each kind of product (always oneDNN under ``FLOWMESH_ONEDNN_MATMUL=1``)."""
     linear = torch.ops.mkldnn._linear_pointwise
     min_n = MIN_N_TRANSPOSED_A if transpose_a else 1
+    measure = mode() == "auto"
 
     def run(a: Any, b: Any) -> Any:
         a = a.mT if transpose_a else a
@@ -87,6 +102,8 @@ def matmul_fn(transpose_a: bool, transpose_b: bool) -> Callable[[Any, Any], Any]
             pool = chunk_pool.active()
             if pool is not None and a.shape[0] * a.shape[1] * w.shape[0] >= CHUNK_MIN_MACS:
                 return _chunked(pool, a, w)
+            if measure:
+                return gemm_choice.product(a, w)
             return linear(a, w, None, "none", [], "")
         return torch.matmul(a, w.mT)
 

@@ -1,0 +1,88 @@
+"""Which CPU GEMM computes an fp32 product: oneDNN's inner product or MKL's sgemm, measured.
+
+Which of the two is faster depends on the CPU, not on the model. For the MLP's
+128x784x256 product on one thread:
+
+- AMD EPYC with AVX-512: MKL's sgemm runs its AVX2 code there; oneDNN was ~1.7x faster.
+- AMD EPYC with AVX2 only: MKL was 10-20% faster than oneDNN for each of the MLP's five
+  large products, on one thread and on two (620 against 732 µs for 128x784x256).
+
+So the first product of each kind in a process times both on its own operands and keeps
+the faster for the rest of the process. A kind is the shape, the operands' layouts and
+the intra-op thread count. The two run interleaved, ``ROUNDS`` times each after one
+warm-up call, and the minimum counts. MKL must win by ``MARGIN``, so near-ties stay on
+oneDNN (TensorFlow's own kernel).
+
+The timing calls discard their results: every result a step sees comes from the chosen
+kernel. The first product of a 128x784x256 kind costs ~8 extra products (~5 ms) once.
+Results of the two kernels differ only in float32 summation order.
+
+``FLOWMESH_ONEDNN_MATMUL`` (``flowmesh/config.py``) overrides the choice: ``1`` always
+takes oneDNN where it applies, ``0`` never does, ``auto`` (the default) measures.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+ROUNDS = 5
+MARGIN = 0.95  # MKL is chosen only when it takes at most this fraction of oneDNN's time
+
+Kind = tuple[int, int, int, bool, bool, int]
+
+_choices: dict[Kind, bool] = {}
+_lock = threading.Lock()
+
+
+def kind_of(a: Any, w: Any) -> Kind:
+    """The kind of ``a @ w.T``: its sizes, the operands' layouts and the thread count."""
+    return (a.shape[0], a.shape[1], w.shape[0], a.is_contiguous(), w.is_contiguous(),
+            torch.get_num_threads())
+
+
+def onednn(a: Any, w: Any) -> Any:
+    """``a @ w.T`` by oneDNN's inner product (plain row- or column-major fp32 operands)."""
+    return torch.ops.mkldnn._linear_pointwise(a, w, None, "none", [], "")
+
+
+def mkl(a: Any, w: Any) -> Any:
+    """``a @ w.T`` by MKL's sgemm (torch's ``mm``)."""
+    return torch.mm(a, w.mT)
+
+
+def product(a: Any, w: Any) -> Any:
+    """``a @ w.T`` by the kernel chosen for its kind (measuring both the first time)."""
+    kind = kind_of(a, w)
+    use_onednn = _choices.get(kind)
+    if use_onednn is None:
+        with _lock:  # one measurement at a time: two at once would time each other
+            use_onednn = _choices.get(kind)
+            if use_onednn is None:
+                use_onednn = _choices[kind] = _onednn_is_faster(a, w)
+    return onednn(a, w) if use_onednn else mkl(a, w)
+
+
+def _onednn_is_faster(a: Any, w: Any) -> bool:
+    onednn(a, w)
+    mkl(a, w)
+    best_onednn = best_mkl = float("inf")
+    for _ in range(ROUNDS):
+        best_onednn = min(best_onednn, _seconds(onednn, a, w))
+        best_mkl = min(best_mkl, _seconds(mkl, a, w))
+    return best_mkl > MARGIN * best_onednn
+
+
+def _seconds(kernel: Callable[[Any, Any], Any], a: Any, w: Any) -> float:
+    start = time.perf_counter()
+    kernel(a, w)
+    return time.perf_counter() - start
+
+
+def choices() -> dict[Kind, bool]:
+    """The choices made so far in this process (kind -> oneDNN chosen), for reports."""
+    return dict(_choices)
