@@ -34,6 +34,12 @@ FLOWMESH_CHUNK_HELPERS          0        N > 0 adds a third candidate to the tun
                                          (``kernels/chunk_pool.py``). Off by default: it
                                          measured slower than one thread on a loaded
                                          machine (benchmarks/RESULTS.md, issue 13 sched13).
+FLOWMESH_ONEDNN_MATMUL          auto     Kernel of float32 CPU MatMuls: ``auto`` times
+                                         oneDNN against MKL once per kind of product
+                                         (sizes, layouts, thread count) and keeps the
+                                         faster (``kernels/gemm_choice.py``; which wins
+                                         depends on the CPU); 1: oneDNN where it applies;
+                                         0: MKL (torch.matmul).
 FLOWMESH_OMP_WAIT_POLICY        AUTO     OpenMP wait policy ``import flowmesh`` sets before
                                          torch loads, unless the user set OMP_WAIT_POLICY
                                          or GOMP_SPINCOUNT: AUTO is PASSIVE (idle threads
