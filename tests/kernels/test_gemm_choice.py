@@ -18,7 +18,9 @@ pytestmark = pytest.mark.skipif(not onednn_matmul.available(),
 
 @pytest.fixture(autouse=True)
 def fresh_choices(monkeypatch):
+    """No choices yet, and the default setting (a CI run may set another)."""
     monkeypatch.setattr(gemm_choice, "_choices", {})
+    monkeypatch.setenv("FLOWMESH_ONEDNN_MATMUL", "auto")
 
 
 def _operands(m: int = 64, k: int = 96, n: int = 80) -> tuple[torch.Tensor, torch.Tensor]:
