@@ -262,7 +262,11 @@ class _Executor:
                     remote.finish(step)
                     break
             elif final >= 0 and self.last_path and _step_of(self.last_path) >= final:
-                remote.finish(_step_of(self.last_path))  # evaluated before it was final
+                # evaluated before the chief named it final: that evaluation was the final
+                # one, so the exporters run again for it, told so (a FinalExporter exports)
+                if self._eval_spec.exporters and self.last_result is not None:
+                    self._export_values(remote.values(self.last_path), self.last_result, True)
+                remote.finish(_step_of(self.last_path))
                 break
             time.sleep(_roles.POLL_SECS)
         return self.last_result, self.exports
