@@ -14,7 +14,8 @@ warm-up call, and the minimum counts. MKL must win by ``MARGIN``, so near-ties s
 oneDNN (TensorFlow's own kernel).
 
 The timing calls discard their results: every result a step sees comes from the chosen
-kernel. The first product of a 128x784x256 kind costs ~8 extra products (~5 ms) once.
+kernel. The first product of a kind costs 12 extra products once (~8 ms for
+128x784x256).
 Results of the two kernels differ only in float32 summation order.
 
 ``FLOWMESH_ONEDNN_MATMUL`` (``flowmesh/config.py``) overrides the choice: ``1`` always

@@ -87,9 +87,8 @@ def _plain(t: Any) -> bool:
 def matmul_fn(transpose_a: bool, transpose_b: bool) -> Callable[[Any, Any], Any]:
     """The MatMul kernel for these transposes: oneDNN or MKL, whichever measured faster for
     each kind of product (always oneDNN under ``FLOWMESH_ONEDNN_MATMUL=1``)."""
-    linear = torch.ops.mkldnn._linear_pointwise
     min_n = MIN_N_TRANSPOSED_A if transpose_a else 1
-    measure = mode() == "auto"
+    kernel = gemm_choice.product if mode() == "auto" else gemm_choice.onednn
 
     def run(a: Any, b: Any) -> Any:
         a = a.mT if transpose_a else a
@@ -102,9 +101,7 @@ def matmul_fn(transpose_a: bool, transpose_b: bool) -> Callable[[Any, Any], Any]
             pool = chunk_pool.active()
             if pool is not None and a.shape[0] * a.shape[1] * w.shape[0] >= CHUNK_MIN_MACS:
                 return _chunked(pool, a, w)
-            if measure:
-                return gemm_choice.product(a, w)
-            return linear(a, w, None, "none", [], "")
+            return kernel(a, w)
         return torch.matmul(a, w.mT)
 
     return run
@@ -118,12 +115,11 @@ def _chunked(pool: chunk_pool.ChunkPool, a: Any, w: Any) -> Any:
     count = max(1, min(CHUNKS, rows // CHUNK_MIN_ROWS))
     step = -(-rows // count)
     bounds = [(r, min(r + step, rows)) for r in range(0, rows, step)]
-    linear = torch.ops.mkldnn._linear_pointwise
     row_major = a.is_contiguous()
 
     def compute(i: int) -> Any:
         r0, r1 = bounds[i]
         part = a[r0:r1] if row_major else a[r0:r1].contiguous()
-        return linear(part, w, None, "none", [], "")
+        return gemm_choice.onednn(part, w)
 
     return torch.cat(pool.run(len(bounds), compute))
