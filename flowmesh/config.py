@@ -55,6 +55,11 @@ FLOWMESH_KEEP_FREED_MB          1024     Freed host memory glibc's malloc keeps 
                                          ``runtime/host_memory.py``). 0: malloc's defaults.
 FLOWMESH_RPC_DEADLINE_S         30.0     Default deadline for control RPCs between tasks.
 FLOWMESH_CONNECT_TIMEOUT_S      20.0     How long a session waits for an unreachable task.
+FLOWMESH_BIND_ADDRESS           ""       Interface a server listens on. Unset: loopback for
+                                         a task listed at localhost/127.x/::1, every
+                                         interface (0.0.0.0) otherwise, as TensorFlow's
+                                         servers. Either way a task has one port, the one
+                                         its cluster spec lists (gRPC and tensors share it).
 FLOWMESH_MAX_MESSAGE_MB         2048     Largest data-plane frame (tensors) a server accepts
                                          from an authenticated peer.
 FLOWMESH_MAX_RPC_MB             256      Largest gRPC message (graphs, control calls; also
@@ -152,6 +157,11 @@ OMP_WAIT_POLICY                 (unset)  Set by ``import flowmesh`` to
                                          is GOMP_SPINCOUNT) and torch is not loaded yet.
 GOMP_SPINCOUNT                  (unset)  libgomp's spin count; when the user sets it,
                                          flowmesh leaves the wait policy alone.
+GLOO_SOCKET_IFNAME              (unset)  torch's gloo interface. Unset, flowmesh's gloo
+                                         groups use the address each member reaches the
+                                         rendezvous store from (gloo's own default, the
+                                         hostname's address or loopback, fails between
+                                         hosts whose names do not resolve).
 ONEDNN_MAX_CPU_ISA              (unset)  oneDNN's instruction-set cap. The TensorFlow test
                                          oracle's bfloat16 kernels crash under a cap below
                                          the CPU's own ISA, so oracle checks of bfloat16
@@ -206,8 +216,8 @@ INTRA_OP_THREADS = Setting("FLOWMESH_INTRA_OP_THREADS", 0, int,
 KEEP_FREED_MB = Setting("FLOWMESH_KEEP_FREED_MB", 1024.0, float,
                         "freed host memory malloc keeps for reuse, MB (0 = malloc's defaults)")
 RPC_DEADLINE_S = Setting("FLOWMESH_RPC_DEADLINE_S", 30.0, float, "control RPC deadline")
-BIND_ADDRESS = Setting("FLOWMESH_BIND_ADDRESS", "127.0.0.1", str,
-                       "interface servers listen on unless told (0.0.0.0 in Kubernetes pods)")
+BIND_ADDRESS = Setting("FLOWMESH_BIND_ADDRESS", "", str,
+                       "interface servers listen on (empty: by the task's listed address)")
 CONNECT_TIMEOUT_S = Setting("FLOWMESH_CONNECT_TIMEOUT_S", 20.0, float, "connect timeout")
 MAX_MESSAGE_MB = Setting("FLOWMESH_MAX_MESSAGE_MB", 2048, int, "largest accepted message")
 MAX_RPC_MB = Setting("FLOWMESH_MAX_RPC_MB", 256, int, "largest accepted gRPC message, MB")
@@ -263,6 +273,7 @@ EVAL_CHECKPOINTS = Setting("FLOWMESH_EVAL_CHECKPOINTS", "model_dir", str,
 OMP_WAIT_POLICY = Setting("FLOWMESH_OMP_WAIT_POLICY", "AUTO", str,
                           "OpenMP wait policy set before torch loads (AUTO, PASSIVE, ACTIVE or NONE)")
 USER_OMP_WAIT_POLICY = Setting("OMP_WAIT_POLICY", "", str, "OpenMP wait policy")
+GLOO_SOCKET_IFNAME = Setting("GLOO_SOCKET_IFNAME", "", str, "torch's interface for gloo")
 USER_GOMP_SPINCOUNT = Setting("GOMP_SPINCOUNT", "", str, "libgomp spin count")
 ONEDNN_MAX_CPU_ISA = Setting("ONEDNN_MAX_CPU_ISA", "", str, "oneDNN ISA cap (e.g. AVX2)")
 TF_ENABLE_ONEDNN_OPTS = Setting("TF_ENABLE_ONEDNN_OPTS", "", str,

@@ -78,8 +78,12 @@ class ElasticPolicy:
 def launch_elastic(np: int, argv: list[str], policy: ElasticPolicy | None, *,
                    join: str | None = None, timeout: float | None = None, prefix: bool = True,
                    env: dict[str, str] | None = None, capture: bool = False,
-                   out: IO[str] | None = None, failure_grace: float = 5.0) -> RunResult:
+                   out: IO[str] | None = None, failure_grace: float = 5.0,
+                   endpoint: str | None = None) -> RunResult:
     """Runs an elastic job (or adds ranks to one with ``join``); see the module docstring.
+
+    ``endpoint`` (``host:port``) is where the job's store listens and what ``--join`` must
+    name: an address other hosts reach (default: a free loopback port, this host only).
 
     Raises:
         ValueError: ``np`` outside the policy's bounds.
@@ -106,8 +110,9 @@ def launch_elastic(np: int, argv: list[str], policy: ElasticPolicy | None, *,
     policy.check(np)
     secret = JobSecret.create(base)
     base.update(secret.env)
-    store = connect_store("127.0.0.1", 0, True, None, 30.0, auth=secret.auth(base))
-    address = f"127.0.0.1:{store.port}"
+    host, port = split_address(endpoint, "--rdzv-endpoint") if endpoint else ("127.0.0.1", 0)
+    store = connect_store(host, port, True, None, 30.0, auth=secret.auth(base))
+    address = endpoint if endpoint else f"127.0.0.1:{store.port}"
     base.update(FLOWMESH_RENDEZVOUS=address, FLOWMESH_MIN_NP=str(policy.min_np),
                 FLOWMESH_MAX_NP=str(policy.max_np))
     job = ElasticJob(np, argv, base, prefix, sink, capture, store, policy)

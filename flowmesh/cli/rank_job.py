@@ -42,7 +42,7 @@ class RankJob:
     """The ranks of one launch, their output pumps and the failure policy."""
 
     def __init__(self, np: int, argv: list[str], env: dict[str, str], prefix: bool,
-                 sink: IO[str] | None, capture: bool):
+                 sink: IO[str] | None, capture: bool, first_rank: int = 0):
         self.lock = threading.Lock()
         self.output: list[tuple[int, str, str]] = []
         self.capture = capture
@@ -50,8 +50,10 @@ class RankJob:
         self.prefix = prefix
         self.procs: list[subprocess.Popen] = []
         self.pumps: list[threading.Thread] = []
-        for rank in range(np):
-            self.spawn(argv, dict(env, FLOWMESH_RANK=str(rank), FLOWMESH_LOCAL_RANK=str(rank)), rank)
+        self.first_rank = first_rank
+        for local in range(np):
+            rank = first_rank + local
+            self.spawn(argv, dict(env, FLOWMESH_RANK=str(rank), FLOWMESH_LOCAL_RANK=str(local)), rank)
 
     def spawn(self, argv: list[str], env: dict[str, str], label: int) -> subprocess.Popen:
         """Starts one process whose output lines are prefixed with ``[label]``."""
@@ -75,21 +77,41 @@ class RankJob:
                     target = sys.stderr if (name == "stderr" and self.sink is sys.stdout) else self.sink
                     print(text, file=target, flush=True)
 
-    def wait(self, timeout: float | None, failure_grace: float) -> RunResult:
+    def wait(self, timeout: float | None, failure_grace: float,
+             elsewhere: Callable[[], str | None] | None = None) -> RunResult:
+        """Waits for the ranks; the first failure (or, with ``elsewhere``, a failure another
+        launcher of the job reports) stops the others.
+
+        Args:
+            timeout: seconds before every rank is killed (status 124).
+            failure_grace: seconds the other ranks get to report a failure and exit.
+            elsewhere: polled about once a second; returns why the job failed on another
+                node, or None.
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
+        next_poll = time.monotonic() + 1.0
         while True:
             codes = [p.poll() for p in self.procs]
             failed = next((r for r, c in enumerate(codes) if c not in (None, 0)), None)
             if failed is not None:
-                self._report(f"rank {failed} exited with status {codes[failed]}; stopping the "
+                rank = self.first_rank + failed
+                self._report(f"rank {rank} exited with status {codes[failed]}; stopping the "
                              "other ranks")
                 self._drain(failure_grace)
-                return self._finish(codes[failed] or 1, failed)
+                return self._finish(codes[failed] or 1, rank)
             if all(c == 0 for c in codes):
                 return self._finish(0, None)
             if deadline is not None and time.monotonic() > deadline:
                 self._report(f"timed out after {timeout:g}s; killing every rank")
                 return self._finish(124, None)
+            if elsewhere is not None and time.monotonic() > next_poll:
+                reason = elsewhere()
+                if reason is not None:
+                    self._report(f"the job failed on another node ({reason}); stopping this "
+                                 "node's ranks")
+                    self._drain(failure_grace)
+                    return self._finish(1, None)
+                next_poll = time.monotonic() + 1.0
             time.sleep(0.05)
 
     def _drain(self, seconds: float) -> None:

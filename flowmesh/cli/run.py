@@ -13,10 +13,16 @@ re-form the group (``hvd.elastic``) and keep training while at least ``--min-np`
 remain; replacements (``--restart-failed``) and extra ranks (``flowmesh run --join
 HOST:PORT -np K SCRIPT``, up to ``--max-np``) join at the next commit.
 
+Several hosts (:mod:`flowmesh.cli.multi_node`): the same command on every host, with
+``--nnodes``, ``--node-rank`` and ``--rdzv-endpoint`` (node 0's address), as torchrun.
+An elastic job takes ranks from other hosts with ``--join`` when its launcher listens on
+an address they reach (``--rdzv-endpoint``).
+
 Examples:
     flowmesh run -np 2 python examples/allreduce_mnist.py
     flowmesh run -np 4 examples/allreduce_mnist.py --steps 200
     flowmesh run --min-np 2 --max-np 4 -np 3 examples/elastic_allreduce.py
+    flowmesh run --nnodes 2 --node-rank 0 --rdzv-endpoint hostA:29400 --nproc-per-node 2 train.py
 """
 
 from __future__ import annotations
@@ -33,14 +39,27 @@ HELP = "launch N local ranks of an all-reduce (Horovod-style) script"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-np", "--num-proc", dest="np", type=int, required=True,
-                        help="number of ranks (processes) to start")
+    parser.add_argument("-np", "--num-proc", dest="np", type=int, default=None,
+                        help="number of ranks (processes) of the job (with --nnodes: on all "
+                             "nodes together, as horovodrun)")
     parser.add_argument("--timeout", type=float, default=None,
                         help="kill every rank after this many seconds (default: none)")
     parser.add_argument("--failure-grace", type=float, default=5.0,
                         help="after a rank fails, seconds the others get to report and exit "
                              "before they are terminated (default 5)")
     parser.add_argument("--no-prefix", action="store_true", help="do not prefix output lines")
+    nodes = parser.add_argument_group("several hosts (the same command on each, as torchrun)")
+    nodes.add_argument("--nnodes", type=int, default=1, help="hosts in the job (default 1)")
+    nodes.add_argument("--node-rank", type=int, default=0, help="this host's index, 0 .. nnodes-1")
+    nodes.add_argument("--nproc-per-node", type=int, default=None,
+                       help="ranks on this host (default: -np / --nnodes)")
+    nodes.add_argument("--rdzv-endpoint", metavar="HOST:PORT", default=None,
+                       help="where node 0 hosts the job's rendezvous store: node 0's address as "
+                            "the other hosts see it, and a free port (an elastic launcher "
+                            "listens there for --join from other hosts)")
+    nodes.add_argument("--rdzv-timeout", type=float, default=300.0,
+                       help="seconds a node waits for node 0, and node 0 for the others to "
+                            "finish (default 300)")
     elastic = parser.add_argument_group("elastic training (hvd.elastic)")
     elastic.add_argument("--min-np", type=int, default=None,
                          help="elastic: keep training while at least this many ranks remain "
@@ -63,13 +82,27 @@ def run(args: argparse.Namespace) -> int:
         print("flowmesh run: missing the command to launch, e.g. "
               "`flowmesh run -np 2 python train.py`", file=sys.stderr)
         return 2
+    from flowmesh.collective.backends.base import CommunicationError
     from flowmesh.errors import UnavailableError
 
     try:
         policy = elastic_policy(args)
-        result = launch(args.np, args.command, timeout=args.timeout, prefix=not args.no_prefix,
-                        failure_grace=args.failure_grace, elastic=policy, join=args.join)
-    except (ValueError, UnavailableError) as exc:
+        nodes = None
+        np = args.np
+        if args.nnodes > 1:
+            from flowmesh.cli.multi_node import plan_from_args
+
+            nodes = plan_from_args(args.nnodes, args.node_rank, args.rdzv_endpoint, args.np,
+                                   args.nproc_per_node, args.rdzv_timeout)
+            np = nodes.per_node
+        elif np is None:
+            np = args.nproc_per_node
+        if np is None:
+            raise ValueError("give the number of ranks with -np N")
+        result = launch(np, args.command, timeout=args.timeout, prefix=not args.no_prefix,
+                        failure_grace=args.failure_grace, elastic=policy, join=args.join,
+                        nodes=nodes, rdzv_endpoint=args.rdzv_endpoint)
+    except (ValueError, UnavailableError, CommunicationError) as exc:
         print(f"flowmesh run: {exc}", file=sys.stderr)
         return 2
     return result.returncode
@@ -111,7 +144,7 @@ def resolve_command(command: Sequence[str]) -> list[str]:
 def launch(np: int, command: Sequence[str], *, timeout: float | None = None, prefix: bool = True,
            env: dict[str, str] | None = None, capture: bool = False,
            out: IO[str] | None = None, failure_grace: float = 5.0, elastic: Any = None,
-           join: str | None = None) -> RunResult:
+           join: str | None = None, nodes: Any = None, rdzv_endpoint: str | None = None) -> RunResult:
     """Runs ``np`` ranks of ``command`` to completion; see the module docstring.
 
     Args:
@@ -126,6 +159,10 @@ def launch(np: int, command: Sequence[str], *, timeout: float | None = None, pre
             failure (e.g. the stalled-ranks error) before they are terminated.
         elastic: an :class:`~flowmesh.cli.elastic_job.ElasticPolicy`: elastic mode.
         join: ``host:port`` of a running elastic job to add the ``np`` ranks to.
+        nodes: a :class:`~flowmesh.cli.multi_node.NodePlan`: this launcher runs one node's
+            ``np`` ranks of a job over several hosts.
+        rdzv_endpoint: an elastic launcher hosts its store at this ``host:port``, so that
+            launchers on other hosts can ``join`` it.
 
     Returns:
         A :class:`RunResult`.
@@ -140,18 +177,21 @@ def launch(np: int, command: Sequence[str], *, timeout: float | None = None, pre
         from flowmesh.cli.elastic_job import launch_elastic
 
         return launch_elastic(np, argv, elastic, join=join, timeout=timeout, prefix=prefix,
-                              env=env, capture=capture, out=out, failure_grace=failure_grace)
+                              env=env, capture=capture, out=out, failure_grace=failure_grace,
+                              endpoint=rdzv_endpoint)
+    base = dict(os.environ)
+    base.update(env or {})
+    sink = out if out is not None else (None if capture else sys.stdout)
+    if nodes is not None:
+        return _launch_node(nodes, argv, base, timeout, prefix, sink, capture, failure_grace)
     from flowmesh.cli.secret import JobSecret
     from flowmesh.collective.backends.torch_dist import connect_store
 
-    base = dict(os.environ)
-    base.update(env or {})
     secret = JobSecret.create(base)
     base.update(secret.env)
     store = connect_store("127.0.0.1", 0, True, None, 30.0, auth=secret.auth(base))
     base.update(PYTHONUNBUFFERED="1", FLOWMESH_SIZE=str(np), FLOWMESH_LOCAL_SIZE=str(np),
                 FLOWMESH_RENDEZVOUS=f"127.0.0.1:{store.port}")
-    sink = out if out is not None else (None if capture else sys.stdout)
     job = RankJob(np, argv, base, prefix, sink, capture)
     try:
         return job.wait(timeout, failure_grace)
@@ -159,3 +199,26 @@ def launch(np: int, command: Sequence[str], *, timeout: float | None = None, pre
         job.kill_all()
         secret.remove()
         store.close()
+
+
+def _launch_node(nodes: Any, argv: list[str], base: dict[str, str], timeout: float | None,
+                 prefix: bool, sink: IO[str] | None, capture: bool,
+                 failure_grace: float) -> RunResult:
+    """Runs this node's ranks of a job over several hosts (:mod:`flowmesh.cli.multi_node`)."""
+    from flowmesh.cli.multi_node import NodeLink
+    from flowmesh.cli.secret import JobSecret
+
+    link = NodeLink(nodes, JobSecret.auth(base))  # the user's secret, shared by every host
+    base.update(PYTHONUNBUFFERED="1", FLOWMESH_SIZE=str(nodes.size),
+                FLOWMESH_LOCAL_SIZE=str(nodes.per_node), FLOWMESH_RENDEZVOUS=nodes.endpoint)
+    job = RankJob(nodes.per_node, argv, base, prefix, sink, capture, first_rank=nodes.first_rank)
+    try:
+        result = job.wait(timeout, failure_grace, elsewhere=link.failure)
+        if result.returncode != 0:  # the first report wins: another node's stays
+            link.report_failure(f"rank {result.failed_rank} exited with status {result.returncode}"
+                                if result.failed_rank is not None else f"status {result.returncode}")
+        return result
+    finally:
+        job.kill_all()
+        link.finish()
+        link.close()

@@ -7,8 +7,11 @@ Every task of a job shares one secret (``FLOWMESH_CLUSTER_SECRET`` or the 0600 f
   of a fixed label under the secret; a server interceptor compares it in constant time
   and refuses the call (``UNAUTHENTICATED``) before its handler runs.
 * **Data plane**: a connection starts with a challenge-response in ``HELLO`` frames,
-  before any other frame is read (so before any tensor buffer is allocated)::
+  before any other frame is read (so before any tensor buffer is allocated). The dialer
+  speaks first, so that the task's port can tell a data-plane connection from a gRPC one
+  (:mod:`flowmesh.distributed.task_port`)::
 
+      dialer -> acceptor   HELLO {"v": 1}
       acceptor -> dialer   HELLO {"v": 1, "nonce": nA, "auth": bool}
       dialer -> acceptor   HELLO {peer, host, shm, "nonce": nB,
                                   "mac": HMAC(secret, "dial" nA nB peer)}
@@ -156,6 +159,10 @@ def _accept(sock: socket.socket, reader: FrameReader, auth: ClusterAuth, hello: 
         UnauthenticatedError: the dialer does not know the secret (it was told so).
         DataLossError / OSError: a malformed handshake or a broken connection.
     """
+    opening = _read_hello(reader, what)
+    if opening.get("v") != 1:
+        raise DataLossError(None, None, f"{what} speaks data-plane handshake version "
+                            f"{opening.get('v')!r}; this server speaks 1 (mixed flowmesh versions?)")
     nonce_a = secrets.token_bytes(_NONCE_BYTES)
     _send(sock, wire.HELLO, {"v": 1, "nonce": nonce_a, "auth": auth.enabled})
     peer_hello = _read_hello(reader, what)
@@ -187,6 +194,7 @@ def _dial(sock: socket.socket, reader: FrameReader, auth: ClusterAuth, hello: di
         UnauthenticatedError: one side has the secret and the other does not (or a
             different one).
     """
+    _send(sock, wire.HELLO, {"v": 1})
     challenge = _read_hello(reader, what)
     nonce_a = _nonce(challenge, what)
     if challenge.get("auth") and not auth.enabled:

@@ -76,8 +76,7 @@ class _Master:
             return self.local.create_session(None, config, graph=graph)
         assert self._rpc is not None
         reply = self._rpc.call("CreateSession", {"graph": None, "config": config, "client": self.client_id})
-        host = self.target[len("grpc://"):].rpartition(":")[0]
-        self._data_address = f"{host}:{reply['data_address'].rpartition(':')[2]}"
+        self._data_address = self.target[len("grpc://"):]  # one port serves both planes
         self._plane = DataPlane(self.client_id, listen=False)
         return reply["session"]
 

@@ -16,6 +16,7 @@ job names must be usable in device names (``/job:<name>``) and addresses must be
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -56,6 +57,30 @@ def split_address(address: str) -> tuple[str, int]:
             "port 0 picks a free port)"
         )
     return host.strip("[]"), int(port)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine's loopback interface (``localhost``, 127.x, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def default_bind_address(host: str) -> str:
+    """Where a task listed at ``host`` listens by default: on loopback when the cluster spec
+    keeps it on this machine, else on every interface (as TensorFlow's servers do)."""
+    if is_loopback(host):
+        return "::1" if ":" in host else "127.0.0.1"
+    return "::" if ":" in host.strip("[]") else "0.0.0.0"
+
+
+def join_address(host: str, port: int) -> str:
+    """``host:port``, with an IPv6 host in brackets."""
+    host = host.strip("[]")
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 class ClusterSpec:

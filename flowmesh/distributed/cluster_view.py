@@ -23,7 +23,7 @@ from flowmesh.core import serialize
 from flowmesh.core.device_spec import DeviceSpec
 from flowmesh.core.graph import Graph, Operation
 from flowmesh.distributed import graph_exec
-from flowmesh.distributed.cluster_spec import ClusterSpec, split_address
+from flowmesh.distributed.cluster_spec import ClusterSpec
 from flowmesh.distributed.data_plane import DataPlane
 from flowmesh.distributed.worker import WorkerService
 from flowmesh.errors import DeadlineExceededError, UnavailableError
@@ -48,6 +48,7 @@ class LocalTask:
         return list(self.worker.devices)
 
     def data_address(self) -> str:
+        """This task's listed address, which peers dial for its data plane."""
         return self.worker.plane.address if self.worker.plane else ""
 
     def register(self, session: str, graph: Graph, parts: list[Partition], feeds: list[str],
@@ -117,9 +118,9 @@ class RemoteTask:
                     self._status = self.rpc.call("GetStatus", None, timeout=timeout)
                 except DeadlineExceededError as exc:  # connected, but the task does not answer
                     raise UnavailableError(
-                        None, None, f"Task {self.name} at {self.address} accepted a connection but did "
-                        f"not answer within {timeout:g} s (FLOWMESH_CONNECT_TIMEOUT_S): it is hung or "
-                        f"overloaded. {exc.message}") from None
+                        None, None, f"Task {self.name} at {self.address} did not answer within "
+                        f"{timeout:g} s (FLOWMESH_CONNECT_TIMEOUT_S) on a connection that was open: "
+                        f"it is hung or overloaded, or its host is cut off. {exc.message}") from None
                 self._devices = None
             return self._status
         finally:
@@ -134,9 +135,8 @@ class RemoteTask:
             return self._devices
 
     def data_address(self) -> str:
-        host = split_address(self.address)[0]
-        host = f"[{host}]" if ":" in host else host
-        return f"{host}:{self.status()['data_port']}"
+        """Where the task's data plane is: its listed address (one port for both planes)."""
+        return self.address
 
     def register(self, session: str, graph: Graph, parts: list[Partition], feeds: list[str],
                  fetches: list[str], peers: dict[str, str]) -> str:

@@ -37,6 +37,7 @@ from flowmesh.distributed import shm
 from flowmesh.distributed.auth import ClusterAuth, refuse_busy
 from flowmesh.distributed.connection import Call, Connection, wait
 from flowmesh.distributed.framing import Stats
+from flowmesh.distributed.reach import likely_cause
 from flowmesh.errors import DataLossError, OpError, UnauthenticatedError, UnavailableError
 
 __all__ = ["Call", "Connection", "DataPlane", "wait"]
@@ -55,6 +56,8 @@ class DataPlane:
     Args:
         identity: this endpoint's task name (``/job:ps/replica:0/task:0``) or client id.
         host: interface to listen on (``127.0.0.1`` unless binding elsewhere is explicit).
+        listen: open a port of its own (a server's plane shares the task's port instead and
+            is handed its connections through :meth:`adopt`; a remote client only dials).
         on_tensor: ``fn(step_id, key_fields, value)`` for pushed tensors.
         on_request: ``fn(connection, call_id, method, args, tensors)``; it must not block
             (answer later with ``connection.reply``).
@@ -83,7 +86,7 @@ class DataPlane:
         self._lock = threading.Lock()
         self._connect_locks: dict[str, threading.Lock] = {}
         self._closed = False
-        self._listener: socket.socket | None = None
+        self._port: Any = None  # the TaskPort this plane listens on, when it has its own
         self.address = ""
         self.shared_memory = bool(_config.SHM_TRANSPORT.get()) and shm.available()
         self._watchdog: threading.Thread | None = None
@@ -92,38 +95,29 @@ class DataPlane:
             self._listen()
 
     def _listen(self) -> None:
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, 0))
-        sock.listen(128)
-        self._listener = sock
-        port = sock.getsockname()[1]
-        self.address = f"[{self.host}]:{port}" if family == socket.AF_INET6 else f"{self.host}:{port}"
-        threading.Thread(target=self._accept_loop, daemon=True, name="flowmesh-dataplane-accept").start()
+        from flowmesh.distributed.task_port import TaskPort
 
-    def _accept_loop(self) -> None:
-        assert self._listener is not None
-        while not self._closed:
-            try:
-                sock, addr = self._listener.accept()
-            except OSError:
+        self._port = TaskPort(self.host, 0, self.adopt)
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.address = f"{host}:{self._port.port}"
+
+    def adopt(self, sock: socket.socket, addr: tuple) -> None:
+        """Serves a connection a peer dialed (the task's port routed it here)."""
+        with self._lock:
+            if self._closed:
+                sock.close()
                 return
-            with self._lock:
-                if self._closed:
-                    sock.close()
-                    return
-                busy = len(self._inbound) >= self.max_connections
-                if not busy:
-                    conn = Connection(self, sock, f"{addr[0]}:{addr[1]}", accepted=True)
-                    self._inbound.add(conn)
-            if busy:
-                log.warning("refusing a data-plane connection from %s:%s: %d connections "
-                            "are open (FLOWMESH_MAX_CONNECTIONS)", addr[0], addr[1],
-                            self.max_connections)
-                refuse_busy(sock, self.max_connections, f"the data plane of {self.identity}")
-                continue
-            conn.start()
+            busy = len(self._inbound) >= self.max_connections
+            if not busy:
+                conn = Connection(self, sock, f"{addr[0]}:{addr[1]}", accepted=True)
+                self._inbound.add(conn)
+        if busy:
+            log.warning("refusing a data-plane connection from %s:%s: %d connections "
+                        "are open (FLOWMESH_MAX_CONNECTIONS)", addr[0], addr[1],
+                        self.max_connections)
+            refuse_busy(sock, self.max_connections, f"the data plane of {self.identity}")
+            return
+        conn.start()
 
     # --- callbacks used by connections -------------------------------------------------
     def on_tensor(self, step: int, key: tuple, value: Any) -> None:
@@ -187,8 +181,8 @@ class DataPlane:
             sock = socket.create_connection((host, port), timeout=timeout)
         except OSError as exc:
             raise UnavailableError(
-                None, None, f"Cannot connect to the data plane at {address}: {exc}"
-            ) from None
+                None, None, f"Cannot connect to the data plane at {address}: "
+                f"{exc.strerror or exc}; {likely_cause(address)}") from None
         sock.settimeout(None)
         conn = Connection(self, sock, address)
         try:
@@ -265,11 +259,7 @@ class DataPlane:
             conns = list(self._outbound.values()) + list(self._inbound)
             self._outbound.clear()
             self._inbound.clear()
-        if self._listener is not None:
-            try:
-                self._listener.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            self._listener.close()
+        if self._port is not None:
+            self._port.close()
         for conn in conns:
             conn.close()

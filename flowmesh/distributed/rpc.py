@@ -15,7 +15,6 @@ encrypts the channel; a CA on the server makes it mutual TLS.
 from __future__ import annotations
 
 import logging
-import socket
 import threading
 from collections.abc import Callable
 from concurrent import futures
@@ -26,6 +25,7 @@ import grpc
 from flowmesh import config as _config
 from flowmesh.distributed import protocol as wire
 from flowmesh.distributed.auth import TOKEN_METADATA, ClusterAuth
+from flowmesh.distributed.reach import likely_cause
 from flowmesh.errors import (
     DeadlineExceededError,
     InternalError,
@@ -105,30 +105,18 @@ def channel_credentials() -> Any:
                                         certificate_chain=_read(cert) if cert else None)
 
 
-def _check_free(host: str, port: int, target: str) -> None:
-    """Fails cleanly on a busy port (gRPC's own failure also logs a C++ error line)."""
-    if port == 0:
-        return
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError as exc:
-            raise UnavailableError(None, None, f"Cannot listen on {target}: {exc.strerror or exc}") from None
-
-
 class RpcServer:
     """A gRPC server dispatching ``flowmesh.Server/<Method>`` to Python handlers.
 
     Args:
-        host / port: where to listen (port 0 picks a free port).
+        target: where to listen, in gRPC's syntax: the Unix socket behind a task's port
+            (:mod:`flowmesh.distributed.task_port`), or ``host:port``.
         handlers: ``{method: fn(args) -> result}``; ``fn`` raises OpError for failures.
         max_bytes: the largest request accepted.
         auth: the job's secret (every call must carry its token when it has one).
     """
 
-    def __init__(self, host: str, port: int, handlers: dict[str, Handler], max_bytes: int,
+    def __init__(self, target: str, handlers: dict[str, Handler], max_bytes: int,
                  auth: ClusterAuth | None = None):
         self._handlers = handlers
         auth = auth if auth is not None else ClusterAuth.from_config()
@@ -137,17 +125,15 @@ class RpcServer:
                                    options=_options(max_bytes), interceptors=interceptors)
         methods = {name: grpc.unary_unary_rpc_method_handler(self._wrap(name)) for name in handlers}
         self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, methods),))
-        target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        _check_free(host, port, target)
         credentials = server_credentials()
         try:
             if credentials is not None:
-                self.port = self._server.add_secure_port(target, credentials)
+                bound = self._server.add_secure_port(target, credentials)
             else:
-                self.port = self._server.add_insecure_port(target)
+                bound = self._server.add_insecure_port(target)
         except RuntimeError as exc:
             raise UnavailableError(None, None, f"Cannot listen on {target}: {exc}") from None
-        if not self.port:
+        if not bound:
             raise UnavailableError(
                 None, None, f"Cannot listen on {target}: the address is in use or not local"
             )
@@ -223,8 +209,7 @@ class RpcClient:
             raise UnavailableError(
                 None, None,
                 f"Task {self.name} at {self.address} is unreachable: no server answered within "
-                f"{timeout:g} s (FLOWMESH_CONNECT_TIMEOUT_S). Check that it is running and that "
-                "the cluster spec has the right address.",
+                f"{timeout:g} s (FLOWMESH_CONNECT_TIMEOUT_S); {likely_cause(self.address)}.",
             ) from None
         self._ready = True
 
@@ -261,6 +246,9 @@ class RpcClient:
             cls = exception_type_from_error_code(value)
         if cls is UnavailableError:
             self._ready = False
+            details = f"{details or 'the connection failed'}; {likely_cause(self.address)}"
+        elif not details:
+            details = f"gRPC status {code.name if code is not None else 'UNKNOWN'} without a message"
         if cls is ResourceExhaustedError:
             details = f"{details} (the gRPC message limit is FLOWMESH_MAX_RPC_MB on both sides)"
         return cls(None, None, f"{method} on task {self.name} at {self.address} failed: {details}")

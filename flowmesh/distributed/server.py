@@ -8,13 +8,15 @@ Example (one process per task; the seeds' two-task "local" cluster):
     >>> with tf.Session(server.target) as sess:
     ...     sess.run(c)
 
-A server listens on its task's port on ``127.0.0.1`` by default; pass
-``bind_address="0.0.0.0"`` (or ``flowmesh server --bind 0.0.0.0``) to serve other hosts.
-With a cluster secret (``FLOWMESH_CLUSTER_SECRET_FILE``; the launchers create one per
-job) both its ports refuse every peer that does not know it (``docs/security.md``).
-It serves control calls over gRPC and tensors over its data plane (a second port,
-announced through gRPC). Variables placed on the task live in its worker's resource
-stores for as long as the server runs.
+A server listens on the one port its cluster spec lists: control calls (gRPC) and tensors
+(the data plane) share it (:mod:`flowmesh.distributed.task_port`), and peers dial exactly
+the listed address. A task listed at a loopback address listens on loopback; any other
+listens on every interface, as TensorFlow's servers do (``bind_address`` or
+``FLOWMESH_BIND_ADDRESS`` choose the interface). With a cluster secret
+(``FLOWMESH_CLUSTER_SECRET_FILE``; the launchers create one per job) both planes refuse
+every peer that does not know it (``docs/security.md``); without one, a server that other
+hosts can reach says so in one warning. Variables placed on the task live in its worker's
+resource stores for as long as the server runs.
 """
 
 from __future__ import annotations
@@ -27,10 +29,18 @@ from typing import Any
 from flowmesh import config as _config
 from flowmesh.distributed import protocol as wire
 from flowmesh.distributed.auth import ClusterAuth
-from flowmesh.distributed.cluster_spec import ClusterDef, ClusterSpec, split_address
+from flowmesh.distributed.cluster_spec import (
+    ClusterDef,
+    ClusterSpec,
+    default_bind_address,
+    is_loopback,
+    join_address,
+    split_address,
+)
 from flowmesh.distributed.cluster_view import ClusterView
 from flowmesh.distributed.data_plane import Connection, DataPlane
 from flowmesh.distributed.master import MasterService
+from flowmesh.distributed.task_port import TaskPort
 from flowmesh.distributed.worker import WorkerService
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.runtime.options import ConfigProto
@@ -62,9 +72,9 @@ class Server:
         config: ``ConfigProto`` defaults for sessions and the task's devices
             (``device_count``).
         start: start serving immediately.
-        bind_address: *(flowmesh)* interface to listen on; ``FLOWMESH_BIND_ADDRESS``
-            (``127.0.0.1``) by default, so serving other hosts is an explicit choice
-            (``"0.0.0.0"``; the Kubernetes manifests set it for their pods).
+        bind_address: *(flowmesh)* interface to listen on (default ``FLOWMESH_BIND_ADDRESS``,
+            else by the task's listed host: loopback for a loopback address, all
+            interfaces otherwise).
 
     Raises:
         ValueError: job or task missing/unknown in the cluster.
@@ -79,7 +89,7 @@ class Server:
         self._cluster = ClusterSpec(self._server_def.cluster)
         self._job = self._server_def.job_name
         self._task = self._server_def.task_index
-        self._bind = bind_address or _config.BIND_ADDRESS.get()
+        self._bind = bind_address or _config.BIND_ADDRESS.get()  # "": by the task's address
         self._config = config or self._server_def.default_session_config or ConfigProto()
         self._started = False
         self._stopped = threading.Event()
@@ -88,6 +98,8 @@ class Server:
         self.master: MasterService | None = None
         self.plane: DataPlane | None = None
         self._rpc: Any = None
+        self._port: TaskPort | None = None
+        self._listen_host = ""
         if start:
             self.start()
 
@@ -129,6 +141,8 @@ class Server:
                 return
             self._stopped.set()
         _unregister(self)
+        if self._port is not None:
+            self._port.close()
         if self._rpc is not None:
             self._rpc.stop(grace).wait(5.0)
         if self.master is not None:
@@ -152,45 +166,54 @@ class Server:
 
     # --- internals -----------------------------------------------------------------------
     def _start_services(self) -> None:
-        address = self._cluster.task_address(self._job, self._task)
-        host, port = split_address(address)
-        if host not in _LOOPBACK and self._bind in ("127.0.0.1", "localhost"):
-            log.warning("%s is listed as %s but listens on %s only; pass bind_address='0.0.0.0' "
-                        "(flowmesh server --bind 0.0.0.0) to serve other hosts", self.task_name,
-                        address, self._bind)
+        host, port = split_address(self._cluster.task_address(self._job, self._task))
+        bind = self._listen_host = self._bind or default_bind_address(host)
         from flowmesh.distributed.rpc import RpcServer  # grpc is imported when first needed
 
         auth = ClusterAuth.from_config()
-        if not auth.enabled and self._bind not in _LOOPBACK - {"0.0.0.0", "::", ""}:
-            log.warning("%s listens on %s without a cluster secret: anyone who can reach it can "
-                        "read and change its variables. Set FLOWMESH_CLUSTER_SECRET_FILE on every "
-                        "task (see docs/security.md)", self.task_name, self._bind)
-        max_bytes = _config.MAX_MESSAGE_MB.get() << 20
         self.worker = WorkerService(self._job, self._task, self._config.device_count)
-        self.plane = DataPlane(self.task_name, self._bind, on_tensor=self.worker.on_tensor,
+        self.plane = DataPlane(self.task_name, bind, on_tensor=self.worker.on_tensor,
                                on_request=self._on_request, on_peer_lost=self._on_peer_lost,
-                               max_bytes=max_bytes, auth=auth)
+                               max_bytes=_config.MAX_MESSAGE_MB.get() << 20, listen=False, auth=auth)
         self.worker.plane = self.plane
         try:
-            handlers = self._rpc_handlers()
-            self._rpc = RpcServer(self._bind, port, handlers, _config.max_rpc_bytes(), auth)
+            self._port = TaskPort(bind, port, self.plane.adopt, grpc=True)
+            assert self._port.grpc_target is not None
+            self._rpc = RpcServer(self._port.grpc_target, self._rpc_handlers(),
+                                  _config.max_rpc_bytes(), auth)
         except Exception:
+            if self._port is not None:
+                self._port.close()
             self.plane.close()
             self.worker.close()
             raise
         if port == 0:  # the OS picked the port: the cluster (and target) say which
             jobs = {j: dict(t) for j, t in self._cluster._jobs.items()}
-            jobs[self._job][self._task] = f"{host}:{self._rpc.port}"
+            jobs[self._job][self._task] = join_address(host, self._port.port)
             self._cluster = ClusterSpec(jobs)
             self._server_def.cluster = self._cluster.as_cluster_def()
+        self.plane.address = self._cluster.task_address(self._job, self._task)
         view = ClusterView(self._cluster, self._job, self._task, self.worker, self.plane)
         self.master = MasterService(view)
-        if self.plane is not None:
-            self.master.on_client_idle = self.plane.close_peer
+        self.master.on_client_idle = self.plane.close_peer
         self._rpc.start()
         _register(self)
-        _config.debug(1, f"server {self.task_name} listening on {self._bind}:{self._rpc.port} "
-                         f"(data plane {self.plane.address})")
+        self._warn_about_reach(host, bind, auth)
+        _config.debug(1, f"server {self.task_name} listening on {join_address(bind, self._port.port)} "
+                         f"(gRPC and data plane), reached at {self.plane.address}")
+
+    def _warn_about_reach(self, host: str, bind: str, auth: ClusterAuth) -> None:
+        """One line when other hosts cannot reach the task, or can without a secret."""
+        listed = self._cluster.task_address(self._job, self._task)
+        if not is_loopback(host) and is_loopback(bind):
+            log.warning("%s is listed as %s but listens on %s only, so other hosts cannot reach "
+                        "it: unset FLOWMESH_BIND_ADDRESS (or pass bind_address='0.0.0.0')",
+                        self.task_name, listed, bind)
+        elif not is_loopback(bind) and not auth.enabled:
+            log.warning("%s serves other hosts at %s without a cluster secret: anyone who can reach "
+                        "port %d can read and change its variables (as with TensorFlow's servers). "
+                        "Set FLOWMESH_CLUSTER_SECRET_FILE on every task to require one "
+                        "(docs/security.md)", self.task_name, listed, self._port.port)
 
     def _rpc_handlers(self) -> dict[str, Any]:
         worker = self.worker
@@ -301,9 +324,10 @@ def local_server_for(target: str) -> Server | None:
     with _servers_lock:
         servers = list(_servers.values())
     for server in servers:
-        if server._rpc is None or server._rpc.port != port:
+        if server._port is None or server._port.port != port:
             continue
         mine = split_address(server._cluster.task_address(server._job, server._task))[0]
-        if host == mine or (host in _LOOPBACK and (mine in _LOOPBACK or server._bind in _LOOPBACK)):
+        on_loopback = is_loopback(mine) or server._listen_host in ("0.0.0.0", "::")
+        if host == mine or ((host in _LOOPBACK or is_loopback(host)) and on_loopback):
             return server
     return None

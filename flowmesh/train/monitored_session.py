@@ -197,9 +197,10 @@ class _RecoverableSession(_WrappedSession):
             logger.error("Giving up recovery after %.0f s of failures (FLOWMESH_RECOVERY_TIMEOUT_S=%g)",
                          now - self._failing_since, limit)
             raise exc
-        logger.info("An error was raised %s. This may be due to a preemption of a connected worker or "
-                    "parameter server. A new session will be created. Error: %s: %s", what,
-                    type(exc).__name__, exc)
+        logger.warning("An error was raised %s. This may be due to a preemption of a connected worker "
+                       "or parameter server. A new session will be created (giving up after %g s of "
+                       "failures, FLOWMESH_RECOVERY_TIMEOUT_S). Error: %s: %s", what, limit,
+                       type(exc).__name__, exc)
 
     def _create_session(self) -> Any:
         delay = 0.05

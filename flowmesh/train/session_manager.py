@@ -238,7 +238,12 @@ class SessionManager:
                     None, None,
                     f"Session was not ready after waiting {max_wait:g} secs ({reason}). Make sure the "
                     "chief worker is running and initializes or restores the model.")
-            logger.info("Waiting for model to be ready: %s", reason)
+            if error is None:
+                logger.info("Waiting for model to be ready: %s", reason)
+            else:  # a task does not answer: say so at each attempt
+                logger.warning("Waiting for model to be ready (giving up after %g s without reaching "
+                               "the cluster, FLOWMESH_RECOVERY_TIMEOUT_S): %s",
+                               _config.RECOVERY_TIMEOUT_S.get(), reason)
             time.sleep(delay)
             delay = min(delay * 2, self._recovery_wait_secs, _MAX_POLL_SECS)
 

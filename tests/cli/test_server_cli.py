@@ -31,4 +31,5 @@ def test_bad_tf_config_and_busy_port_are_one_line_errors():
         taken = _server(["--cluster", f"ps=localhost:{port}", "--job", "ps", "--task", "0"])
     assert taken.returncode == 2
     assert taken.stderr.strip().splitlines() == [
-        f"flowmesh server: Cannot listen on 127.0.0.1:{port}: Address already in use"]
+        f"flowmesh server: Cannot listen on 127.0.0.1:{port}: Address already in use (another "
+        "process holds the port)"]

@@ -97,6 +97,7 @@ def test_a_client_without_the_secret_is_refused_and_learns_nothing(store):
     # a raw client that skips the handshake and sends requests: closed, nothing answered
     sock = socket.create_connection(("127.0.0.1", store.port), timeout=5)
     reader = FrameReader(sock)
+    auth._send(sock, wire.HELLO, {"v": 1})  # a dialer opens the handshake
     challenge = auth._read_hello(reader, "store")
     assert set(challenge) == {"v", "nonce", "auth"} and challenge["auth"] is True
     for request in ({"id": 1, "m": "set", "a": ["grad/0", b"evil"]},

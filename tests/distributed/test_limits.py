@@ -90,6 +90,7 @@ def test_unauthenticated_peers_cannot_pin_memory(tmp_path):
         for _ in range(16):  # each announces a 64 MB meta block, then waits
             host, port = data.rsplit(":", 1)
             sock = socket.create_connection((host, int(port)), timeout=10)
+            auth._send(sock, wire.HELLO, {"v": 1})  # a dialer opens the handshake
             auth._read_hello(FrameReader(sock), data)
             sock.sendall(wire.encode_header(wire.HELLO, 64 << 20, 0) + b"x" * 4096)
             socks.append(sock)
@@ -227,7 +228,8 @@ def test_connections_past_the_cap_are_refused_and_dribbling_peers_are_cut_at_the
         rpc.close()
         host, port = data.rsplit(":", 1)
         idle = [socket.create_connection((host, int(port)), timeout=10) for _ in range(4)]
-        for sock in idle:  # accepted: each got the handshake's challenge
+        for sock in idle:  # accepted: each opened the handshake and got its challenge
+            auth._send(sock, wire.HELLO, {"v": 1})
             auth._read_hello(FrameReader(sock), data)
         plane = DataPlane("/job:worker/replica:0/task:0", listen=False, auth=job)
         try:

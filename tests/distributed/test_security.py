@@ -101,6 +101,12 @@ def _send(sock: socket.socket, meta: dict) -> None:
     sock.sendall(wire.encode_header(wire.HELLO, len(body), 0) + body)
 
 
+def _challenge(sock: socket.socket, reader: FrameReader, address: str) -> dict:
+    """Opens the handshake as a dialer does; returns the server's challenge."""
+    _send(sock, {"v": 1})
+    return auth._read_hello(reader, address)
+
+
 def _refusal(reader: FrameReader) -> str:
     kind, meta_len, _ = wire.decode_header(reader.read(wire.HEADER.size), 1 << 16)
     assert kind == wire.ERROR
@@ -119,26 +125,26 @@ def test_data_plane_refuses_missing_wrong_spoofed_and_replayed_proofs(ps):
         auth.dial(sock, reader, ClusterAuth(b"x" * 32), hello, address)
     sock.close()
     sock, reader = _connect(address)  # a spoofed HELLO naming the ps, with a made-up proof
-    auth._read_hello(reader, address)
+    _challenge(sock, reader, address)
     _send(sock, dict(hello, nonce=os.urandom(16), mac=os.urandom(32)))
     assert "cluster secret" in _refusal(reader)
     sock.close()
     # a recorded genuine proof replayed on a new connection (the server's nonce differs)
     sock, reader = _connect(address)
-    challenge = auth._read_hello(reader, address)
+    challenge = _challenge(sock, reader, address)
     nonce_b = os.urandom(16)
     mac = ClusterAuth(SECRET).mac(b"dial", challenge["nonce"], nonce_b, hello["peer"])
     _send(sock, dict(hello, nonce=nonce_b, mac=mac))
     assert auth._read_hello(reader, address)["peer"] == "/job:ps/replica:0/task:0"
     sock.close()
     sock, reader = _connect(address)
-    auth._read_hello(reader, address)
+    _challenge(sock, reader, address)
     _send(sock, dict(hello, nonce=nonce_b, mac=mac))
     assert "cluster secret" in _refusal(reader)
     sock.close()
     # frames before the handshake are refused before anything is allocated for them
     sock, reader = _connect(address)
-    auth._read_hello(reader, address)
+    _challenge(sock, reader, address)
     sock.sendall(wire.encode_header(wire.TENSOR, 60 << 20, 1 << 30))
     assert "exceeds" in _refusal(reader)
     sock.close()

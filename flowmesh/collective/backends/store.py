@@ -282,6 +282,12 @@ class StoreClient(dist.Store):
             self.close()
             raise
 
+    @property
+    def local_address(self) -> str:
+        """This host's address on the route to the store (an address the store's other
+        clients can reach this host at, when they reach the store the same way)."""
+        return self._sock.getsockname()[0]
+
     def _call(self, op: str, *args: Any, wait_s: float = 0.0) -> Any:
         """One request and its answer; a server-side error raises ``DistStoreError``."""
         with self._lock:

@@ -41,6 +41,7 @@ from flowmesh.collective.backends.base import (
 )
 from flowmesh.collective.backends.store import StoreClient, StoreServer
 from flowmesh.distributed.auth import ClusterAuth
+from flowmesh.distributed.cluster_spec import default_bind_address
 from flowmesh.errors import OpError, UnauthenticatedError
 
 _TORCH_OPS = {
@@ -75,8 +76,8 @@ def connect_store(host: str, port: int, is_master: bool, world_size: int | None,
     auth = auth if auth is not None else ClusterAuth.from_config()
     server = None
     try:
-        if is_master:
-            server = StoreServer(host, port, auth)
+        if is_master:  # on every interface unless the address is a loopback one
+            server = StoreServer(default_bind_address(host), port, auth)
             port = server.port
         return StoreClient(host, port, auth, timeout_s, server=server)
     except UnauthenticatedError as exc:
@@ -144,10 +145,9 @@ class TorchDistributedCommunicator(Communicator):
         self._prefix = prefix
         connect_s = max(self._timeout_s, _config.CONNECT_TIMEOUT_S.get())
         self._store = connect_store(host, port, host_store, size if host_store else None, connect_s)
-        timeout = datetime.timedelta(seconds=self._timeout_s)
         try:
             self._gloo = dist.ProcessGroupGloo(dist.PrefixStore(f"{prefix}/gloo", self._store),
-                                               rank, size, timeout)
+                                               rank, size, self._gloo_options())
         except RuntimeError as exc:
             raise CommunicationError(
                 f"Rank {rank} could not form a gloo group of {size} through {host}:{port}: "
@@ -166,6 +166,23 @@ class TorchDistributedCommunicator(Communicator):
         self._heartbeat.start()
 
     # --- groups ------------------------------------------------------------------------------
+    def _gloo_options(self) -> Any:
+        """gloo's options: the timeout, and the interface that reaches the store.
+
+        gloo by default listens on the address its hostname resolves to and falls back to
+        loopback, which other hosts cannot reach; the address this process reaches the
+        rendezvous store from is one every member can route to (``GLOO_SOCKET_IFNAME``,
+        torch's setting, names an interface instead).
+        """
+        options = dist.ProcessGroupGloo._Options()
+        options._timeout = datetime.timedelta(seconds=self._timeout_s)
+        interface = _config.GLOO_SOCKET_IFNAME.get()
+        if interface:
+            options._devices = [dist.ProcessGroupGloo.create_device(interface=interface.split(",")[0])]
+        else:
+            options._devices = [dist.ProcessGroupGloo.create_device(hostname=self._store.local_address)]
+        return options
+
     def _control_group(self) -> Any:
         if self._gloo is None:
             raise CommunicationError(f"{self.describe()} is closed; call "
@@ -403,8 +420,7 @@ class _Channel(TorchDistributedCommunicator):
         self._in_flight = False
         try:
             self._gloo = dist.ProcessGroupGloo(dist.PrefixStore(f"{self._prefix}/gloo", self._store),
-                                               self.rank, self.size,
-                                               datetime.timedelta(seconds=self._timeout_s))
+                                               self.rank, self.size, parent._gloo_options())
         except RuntimeError as exc:
             raise CommunicationError(f"Rank {self.rank} could not open collective channel "
                                      f"'{key}': {_short(str(exc))}", timed_out=True) from None
