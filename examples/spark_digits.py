@@ -3,6 +3,8 @@ Spark barrier stage (the digits instead of Inception, ``local[N]`` instead of YA
 
     python examples/spark_digits.py                        # InputMode.TENSORFLOW
     python examples/spark_digits.py --input_mode spark     # rows fed from an RDD
+    python examples/spark_digits.py --master spark://HOST:7077 --executors 3   # a standalone cluster
+    spark-submit --master spark://HOST:7077 examples/spark_digits.py            # the same
 
 The only change to a TensorFlowOnSpark program is the import
 (``from flowmesh.spark import TFCluster, TFNode``). ``--executors`` Spark task slots hold
@@ -77,6 +79,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=400, help="global steps (tf mode)")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--learning_rate", type=float, default=0.01)
+    parser.add_argument("--master", default=None,
+                        help="Spark master URL (default: spark-submit's, else local[executors])")
     return parser.parse_args(argv)
 
 
@@ -87,10 +91,14 @@ def main() -> float | None:
 
     args = parse_args(sys.argv[1:])
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the executors run this Python
-    spark = (SparkSession.builder.master(f"local[{args.executors}]").appName("flowmesh-digits")
-             .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .getOrCreate())
+    builder = (SparkSession.builder.appName("flowmesh-digits").config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false"))
+    if args.master:  # a cluster: the driver is reached at its host's address
+        builder = builder.master(args.master).config("spark.cores.max", str(args.executors))
+    elif "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit: a local master
+        builder = (builder.master(f"local[{args.executors}]").config("spark.driver.host", "127.0.0.1")
+                   .config("spark.driver.bindAddress", "127.0.0.1"))
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     sc = spark.sparkContext
     mode = TFCluster.InputMode.SPARK if args.input_mode == "spark" else TFCluster.InputMode.TENSORFLOW

@@ -7,7 +7,9 @@ prints a headless Service and one Indexed Job per role (``--tfjob``: one Kubeflo
 each pod with ``TF_CONFIG`` from stable DNS names and the cluster secret from the Secret
 ``<name>-secret`` (create it first:
 ``kubectl create secret generic NAME-secret --from-literal=secret=$(openssl rand -hex 32)``).
-``--dry-run`` runs the same pods' commands as local processes instead.
+``--dry-run`` runs the same pods' commands as local processes instead (``--hosts``: each
+pod on a host of its own, a network namespace whose name resolution knows the pods' DNS
+names; needs root on Linux).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=["yaml", "json"], default="yaml")
     parser.add_argument("--dry-run", action="store_true", help="run the pods' commands locally")
     parser.add_argument("--timeout", type=float, default=0, help="dry run: stop after N seconds")
+    parser.add_argument("--hosts", action="store_true",
+                        help="dry run: each pod on a host of its own (network namespaces; root)")
     parser.add_argument("command", nargs="*", help="the pods' command, after `--`")
 
 
@@ -61,7 +65,11 @@ def run(args: argparse.Namespace) -> int:
             return 2
         from flowmesh.k8s import dry_run
 
-        return dry_run.run(spec, objects, timeout=args.timeout)
+        try:
+            return dry_run.run(spec, objects, timeout=args.timeout, hosts=args.hosts)
+        except RuntimeError as exc:
+            print(f"flowmesh k8s: --hosts: {exc}", file=sys.stderr)
+            return 2
     print(render(objects, args.format))
     print(f"# needs: kubectl create secret generic {spec.secret} "
           f"--from-literal={spec.secret_key}=$(openssl rand -hex 32)", file=sys.stderr)

@@ -11,8 +11,9 @@ completion index through the downward API and Kubernetes' ``$(VAR)`` expansion::
 All replicas of a role start together (``parallelism == completions``). Each role has
 a restart policy (``OnFailure`` by default: a failed task restarts in place, with the same
 name). The cluster secret comes from one Secret through ``secretKeyRef`` (never a literal
-in the manifest), and servers listen on all of the pod's interfaces
-(``FLOWMESH_BIND_ADDRESS=0.0.0.0``). Indexed Jobs serve every role, ps included, so a job
+in the manifest). A server listed at a pod's DNS name listens on all of the pod's
+interfaces by itself, on the one port the container declares (gRPC and tensors share it).
+Indexed Jobs serve every role, ps included, so a job
 whose tasks all exit when training is done (``train_and_evaluate``) completes.
 """
 
@@ -26,7 +27,6 @@ ROLES = ("chief", "worker", "ps", "evaluator")  # evaluator: not in the cluster 
 RESTART_POLICIES = ("OnFailure", "Never")
 INDEX_ENV = "FLOWMESH_TASK_INDEX"
 SECRET_ENV = "FLOWMESH_CLUSTER_SECRET"
-BIND_ENV = "FLOWMESH_BIND_ADDRESS"
 _COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 
 
@@ -93,14 +93,13 @@ def job_manifests(spec: JobSpec) -> list[dict[str, Any]]:
 
 
 def task_env(spec: JobSpec, role: str, index_source: dict[str, Any]) -> list[dict[str, Any]]:
-    """A container's environment: index, secret, bind address, then TF_CONFIG (last: it
-    expands ``$(FLOWMESH_TASK_INDEX)``, defined before it)."""
+    """A container's environment: index, secret, then TF_CONFIG (last: it expands
+    ``$(FLOWMESH_TASK_INDEX)``, defined before it)."""
     tf_config = json.dumps({"cluster": spec.cluster(), "task": {"type": role, "index": 0}})
     tf_config = tf_config.replace('"index": 0}', f'"index": $({INDEX_ENV})}}')
     return [
         {"name": INDEX_ENV, "valueFrom": index_source},
         {"name": SECRET_ENV, "valueFrom": {"secretKeyRef": {"name": spec.secret, "key": spec.secret_key}}},
-        {"name": BIND_ENV, "value": "0.0.0.0"},
         {"name": "PYTHONUNBUFFERED", "value": "1"},
         {"name": "TF_CONFIG", "value": tf_config},
     ]

@@ -1,6 +1,6 @@
 """The job as a Kubeflow ``TFJob`` (``kubeflow.org/v1``): the training operator creates
 the pods and services and sets ``TF_CONFIG`` itself; flowmesh adds the cluster secret
-(``secretKeyRef``) and the bind address. The operator wants the container named
+(``secretKeyRef``). The operator wants the container named
 ``tensorflow`` and its port named ``tfjob-port``.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowmesh.k8s.manifest import BIND_ENV, SECRET_ENV, JobSpec
+from flowmesh.k8s.manifest import SECRET_ENV, JobSpec
 
 REPLICA_TYPES = {"chief": "Chief", "worker": "Worker", "ps": "PS", "evaluator": "Evaluator"}
 
@@ -23,7 +23,6 @@ def tfjob_manifest(spec: JobSpec) -> dict[str, Any]:
             "env": [
                 {"name": SECRET_ENV, "valueFrom": {"secretKeyRef": {"name": spec.secret,
                                                                     "key": spec.secret_key}}},
-                {"name": BIND_ENV, "value": "0.0.0.0"},
                 {"name": "PYTHONUNBUFFERED", "value": "1"},
             ],
         }

@@ -13,18 +13,17 @@ from typing import Any
 class TaskActor:
     """One task; created by :mod:`flowmesh.ray.job` as ``ray.remote(TaskActor)``."""
 
-    def __init__(self, job: str, index: int, same_host: str):
-        self.job, self.index, self._same_host = job, index, same_host
+    def __init__(self, job: str, index: int, loopback: bool):
+        self.job, self.index, self._loopback = job, index, loopback
 
     def address(self) -> str:
-        """A free ``host:port`` for this task (loopback when the actor shares the driver's
-        node)."""
+        """A free ``host:port`` for this task: on loopback when the whole job runs on the
+        driver's node, else on the node's address, which the other nodes reach."""
         import ray
 
         from flowmesh.cli.ports import free_ports
 
-        node = ray.util.get_node_ip_address()
-        host = "127.0.0.1" if node == self._same_host else node
+        host = "127.0.0.1" if self._loopback else ray.util.get_node_ip_address()
         return f"{host}:{free_ports(1, host)[0]}"
 
     def train(self, train_fn: Any, cluster: dict[str, list[str]] | None) -> Any:

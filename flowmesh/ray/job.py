@@ -32,7 +32,7 @@ class JobFailedError(RuntimeError):
 
 def run(train_fn: Any, num_ps: int = 0, num_workers: int = 1, resources_per_worker: dict | None = None,
         strategy: str = "ps", max_restarts: int = 0, resources_per_ps: dict | None = None,
-        start_timeout: float = 120.0) -> Any:
+        start_timeout: float = 120.0, placement_strategy: str = "PACK") -> Any:
     """Runs ``train_fn`` on a job of Ray actors; returns worker 0's return value.
 
     Args:
@@ -44,6 +44,9 @@ def run(train_fn: Any, num_ps: int = 0, num_workers: int = 1, resources_per_work
         strategy: ``"ps"`` or ``"allreduce"``.
         max_restarts: times each task may be restarted after a failure.
         start_timeout: seconds to wait for the placement group.
+        placement_strategy: Ray's placement group strategy for the tasks' bundles:
+            ``"PACK"`` (as few nodes as possible), ``"SPREAD"``, ``"STRICT_PACK"`` or
+            ``"STRICT_SPREAD"`` (one task per node).
 
     Raises:
         ValueError: bad arguments. TimeoutError: the gang could not be placed.
@@ -60,7 +63,7 @@ def run(train_fn: Any, num_ps: int = 0, num_workers: int = 1, resources_per_work
     job = _Job(ray, train_fn, num_ps, num_workers, strategy, max_restarts,
                dict(resources_per_worker or {"CPU": 1}), dict(resources_per_ps or {"CPU": 1}))
     try:
-        job.place(start_timeout)
+        job.place(start_timeout, placement_strategy)
         return job.run()
     finally:
         job.close()
@@ -80,10 +83,10 @@ class _Job:
         self.pg: Any = None
         self.secret = secrets.token_hex(32)  # the job's own cluster secret
 
-    def place(self, timeout: float) -> None:
+    def place(self, timeout: float, strategy: str) -> None:
         from ray.util.placement_group import placement_group
 
-        self.pg = placement_group([_bundle(r) for r in self.resources], strategy="PACK")
+        self.pg = placement_group([_bundle(r) for r in self.resources], strategy=strategy)
         ready, _ = self.ray.wait([self.pg.ready()], timeout=timeout)
         if not ready:
             raise TimeoutError(f"Ray could not place all {len(self.tasks)} tasks ({self.resources}) "
@@ -91,6 +94,8 @@ class _Job:
         self.driver_host = self.ray.util.get_node_ip_address()
         nodes = self.ray.util.placement_group_table(self.pg)["bundles_to_node_id"]
         self.node_of = [nodes[i] for i in range(len(self.tasks))]
+        # tasks talk over loopback only when the whole gang shares the driver's node
+        self.one_node = len(set(self.node_of)) == 1 and self.node_of[0] == self.ray.get_runtime_context().get_node_id()
         if self.strategy == "allreduce":
             from flowmesh.collective.backends.torch_dist import connect_store
             from flowmesh.distributed.auth import ClusterAuth
@@ -146,7 +151,7 @@ class _Job:
             num_cpus=resources.pop("CPU", 0), num_gpus=resources.pop("GPU", 0), resources=resources or None,
             scheduling_strategy=PlacementGroupSchedulingStrategy(self.pg, placement_group_bundle_index=index),
             runtime_env={"env_vars": env})
-        return remote.remote(task[0], task[1], self.driver_host)
+        return remote.remote(task[0], task[1], self.one_node)
 
     def _train(self, task: tuple[str, int]) -> Any:
         return self.actors[task].train.remote(self.train_fn, self.cluster)

@@ -20,7 +20,6 @@ from flowmesh.spark.feed import DataFeed
 __all__ = ["DataFeed", "hdfs_path", "release_port", "start_cluster_server"]
 
 log = logging.getLogger("flowmesh.spark")
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def start_cluster_server(ctx: TFNodeContext, num_gpus: int = 1, rdma: bool = False) -> tuple[Any, Any]:
@@ -38,11 +37,8 @@ def start_cluster_server(ctx: TFNodeContext, num_gpus: int = 1, rdma: bool = Fal
                  ctx.job_name, ctx.task_index, num_gpus)
     if rdma:
         log.info("rdma=True is not used: flowmesh moves tensors over its own data plane")
-    cluster = tf.train.ClusterSpec(ctx.cluster_spec)
-    host = ctx.cluster_spec[ctx.job_name][ctx.task_index].rsplit(":", 1)[0]
-    bind = None if host in _LOOPBACK else "0.0.0.0"
-    server = tf.train.Server(cluster, job_name=ctx.job_name, task_index=ctx.task_index,
-                             bind_address=bind)
+    cluster = tf.train.ClusterSpec(ctx.cluster_spec)  # a non-loopback node serves other hosts
+    server = tf.train.Server(cluster, job_name=ctx.job_name, task_index=ctx.task_index)
     return cluster, server
 
 

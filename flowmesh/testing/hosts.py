@@ -199,12 +199,18 @@ class HostBed:
 
     # --- cleaning up -------------------------------------------------------------------------
     def close(self) -> None:
-        """Kills the processes started here (by pid), then removes namespaces, links and
+        """Kills the processes started here and every process still in the bed's
+        namespaces (daemons they started), by pid, then removes namespaces, links and
         files."""
         for child in self._children:
             child.kill(signal.SIGKILL)
         self._children.clear()
-        for host in self.hosts.values():
+        for host in self.hosts.values():  # and what they left running on the host (daemons)
+            for pid in _ip("netns", "pids", host.namespace, check=False).stdout.split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
             _ip("netns", "del", host.namespace, check=False)
             _ip("link", "del", host.switch_port, check=False)
             shutil.rmtree(os.path.join(_NETNS_ETC, host.namespace), ignore_errors=True)
