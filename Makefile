@@ -15,11 +15,14 @@ $(RUNTIME): pyproject.toml
 	touch $(RUNTIME)
 
 # Test tools and the TensorFlow oracle (a test-time peer, never a runtime dependency).
-# Java for the Spark tests (pyspark comes with the dev extra); without it they skip.
+# Java for the Spark tests (pyspark comes with the dev extra), sshd for the `flowmesh run -H`
+# test on the multi-host bed; without them those tests skip.
 $(DEV): $(RUNTIME)
 	$(PY) -m pip install -q -e ".[dev]"
 	command -v java >/dev/null || (apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless) \
 		|| echo "no Java: the flowmesh.spark tests will be skipped"
+	test -x /usr/sbin/sshd || (apt-get update -qq && apt-get install -y -qq openssh-server) \
+		|| echo "no sshd: the multi-host flowmesh run -H test will be skipped"
 	touch $(DEV)
 
 demo: $(RUNTIME)

@@ -39,6 +39,15 @@ _DONE_KEY = "launch/done/{node}"
 class NodePlan:
     """Where this launcher's ranks sit in a multi-node job.
 
+    Attributes:
+        nnodes, node_rank: the job's nodes and this one's index.
+        endpoint: the rendezvous store's ``host:port``.
+        per_node: ranks on this node.
+        first_rank: the global rank of this node's local rank 0.
+        size: ranks in the whole job.
+        timeout_s: how long to wait for node 0 (and node 0 for the others to finish).
+        host_store: node 0 hosts the store (False: a ``-H`` launcher hosts it).
+
     Raises:
         ValueError: inconsistent numbers, or an endpoint that is not ``host:port``.
     """
@@ -47,30 +56,33 @@ class NodePlan:
     node_rank: int
     endpoint: str
     per_node: int
+    first_rank: int
+    size: int
     timeout_s: float = 300.0
+    host_store: bool = True
 
     def __post_init__(self) -> None:
         if self.nnodes < 1 or not 0 <= self.node_rank < self.nnodes:
             raise ValueError(f"--node-rank must lie in [0, --nnodes {self.nnodes}), got {self.node_rank}")
         if self.per_node < 1:
             raise ValueError(f"each node needs at least one rank, got {self.per_node}")
+        if not 0 <= self.first_rank <= self.size - self.per_node:
+            raise ValueError(f"ranks {self.first_rank}.. of this node do not fit a job of {self.size}")
         split_address(self.endpoint, "--rdzv-endpoint")
 
     @property
-    def size(self) -> int:
-        """Ranks in the whole job."""
-        return self.nnodes * self.per_node
-
-    @property
-    def first_rank(self) -> int:
-        """The global rank of this node's local rank 0."""
-        return self.node_rank * self.per_node
+    def hosts_store(self) -> bool:
+        """Whether this launcher hosts the rendezvous store."""
+        return self.host_store and self.node_rank == 0
 
 
 def plan_from_args(nnodes: int, node_rank: int, endpoint: str | None, np: int | None,
-                   nproc_per_node: int | None, timeout_s: float) -> NodePlan:
+                   nproc_per_node: int | None, timeout_s: float, first_rank: int | None = None,
+                   ) -> NodePlan:
     """The plan ``flowmesh run``'s flags describe (``-np`` is the whole job's rank count,
-    as with horovodrun; ``--nproc-per-node`` this node's, as with torchrun).
+    as with horovodrun; ``--nproc-per-node`` this node's, as with torchrun). Every node
+    has the same number of ranks, unless ``first_rank`` (a ``-H`` launcher's) says where
+    this node's start; the store is then the launcher's.
 
     Raises:
         ValueError: a missing endpoint or numbers that do not fit.
@@ -78,6 +90,11 @@ def plan_from_args(nnodes: int, node_rank: int, endpoint: str | None, np: int | 
     if not endpoint:
         raise ValueError("--nnodes > 1 needs --rdzv-endpoint HOST:PORT (node 0's address and a "
                          "free port, the same on every node)")
+    if first_rank is not None:
+        if np is None or nproc_per_node is None:
+            raise ValueError("--first-rank needs -np and --nproc-per-node")
+        return NodePlan(nnodes, node_rank, endpoint, nproc_per_node, first_rank, np, timeout_s,
+                        host_store=False)
     if nproc_per_node is None:
         if np is None or np % nnodes:
             raise ValueError(f"give --nproc-per-node, or an -np that --nnodes {nnodes} divides "
@@ -86,7 +103,8 @@ def plan_from_args(nnodes: int, node_rank: int, endpoint: str | None, np: int | 
     elif np is not None and np != nproc_per_node * nnodes:
         raise ValueError(f"-np {np} disagrees with --nnodes {nnodes} x --nproc-per-node "
                          f"{nproc_per_node}; give one of them")
-    return NodePlan(nnodes, node_rank, endpoint, nproc_per_node, timeout_s)
+    return NodePlan(nnodes, node_rank, endpoint, nproc_per_node, node_rank * nproc_per_node,
+                    nnodes * nproc_per_node, timeout_s)
 
 
 class NodeLink:
@@ -107,7 +125,7 @@ class NodeLink:
             log.warning("flowmesh run: node %d joins %s without a cluster secret: anyone who can "
                         "reach that port can join the job. Put the same secret file on every host "
                         "and set FLOWMESH_CLUSTER_SECRET_FILE", plan.node_rank, plan.endpoint)
-        self.store: Any = connect_store(host, port, plan.node_rank == 0, None, plan.timeout_s, auth=auth)
+        self.store: Any = connect_store(host, port, plan.hosts_store, None, plan.timeout_s, auth=auth)
 
     def report_failure(self, message: str) -> None:
         """Tells every node that this one's ranks failed (the first report is kept)."""
@@ -130,7 +148,7 @@ class NodeLink:
         store, which their ranks may still use, goes away."""
         try:
             self.store.set(_DONE_KEY.format(node=self.plan.node_rank), "1")
-            if self.plan.node_rank != 0:
+            if not self.plan.hosts_store:
                 return
             keys = [_DONE_KEY.format(node=n) for n in range(self.plan.nnodes)]
             deadline = time.monotonic() + self.plan.timeout_s

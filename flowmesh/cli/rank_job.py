@@ -42,7 +42,7 @@ class RankJob:
     """The ranks of one launch, their output pumps and the failure policy."""
 
     def __init__(self, np: int, argv: list[str], env: dict[str, str], prefix: bool,
-                 sink: IO[str] | None, capture: bool, first_rank: int = 0):
+                 sink: IO[str] | None, capture: bool, first_rank: int = 0, kind: str = "rank"):
         self.lock = threading.Lock()
         self.output: list[tuple[int, str, str]] = []
         self.capture = capture
@@ -51,13 +51,17 @@ class RankJob:
         self.procs: list[subprocess.Popen] = []
         self.pumps: list[threading.Thread] = []
         self.first_rank = first_rank
+        self.kind = kind  # what a process is, in reports: "rank", or "node" for -H launchers
         for local in range(np):
             rank = first_rank + local
             self.spawn(argv, dict(env, FLOWMESH_RANK=str(rank), FLOWMESH_LOCAL_RANK=str(local)), rank)
 
-    def spawn(self, argv: list[str], env: dict[str, str], label: int) -> subprocess.Popen:
-        """Starts one process whose output lines are prefixed with ``[label]``."""
+    def spawn(self, argv: list[str], env: dict[str, str], label: int,
+              stdin: bool = False) -> subprocess.Popen:
+        """Starts one process whose output lines are prefixed with ``[label]`` (``stdin``:
+        a pipe to write to, e.g. a secret for ssh, instead of no input)."""
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.PIPE if stdin else None,
                                 text=True, errors="replace", start_new_session=True)
         self.procs.append(proc)
         for stream, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
@@ -95,8 +99,8 @@ class RankJob:
             failed = next((r for r, c in enumerate(codes) if c not in (None, 0)), None)
             if failed is not None:
                 rank = self.first_rank + failed
-                self._report(f"rank {rank} exited with status {codes[failed]}; stopping the "
-                             "other ranks")
+                self._report(f"{self.kind} {rank} exited with status {codes[failed]}; stopping "
+                             f"the other {self.kind}s")
                 self._drain(failure_grace)
                 return self._finish(codes[failed] or 1, rank)
             if all(c == 0 for c in codes):

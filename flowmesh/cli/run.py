@@ -60,6 +60,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     nodes.add_argument("--rdzv-timeout", type=float, default=300.0,
                        help="seconds a node waits for node 0, and node 0 for the others to "
                             "finish (default 300)")
+    nodes.add_argument("--first-rank", type=int, default=None, help=argparse.SUPPRESS)  # -H's nodes
+    hosts = parser.add_argument_group("several hosts from one command (as horovodrun, over ssh)")
+    hosts.add_argument("-H", "--hosts", default=None, metavar="HOST:SLOTS,...",
+                       help="start the job's ranks on these hosts (slots: ranks a host takes, "
+                            "default 1); this machine's own names run here, others over ssh")
+    hosts.add_argument("--ssh-port", type=int, default=None, help="ssh port of the hosts")
+    hosts.add_argument("--ssh-identity-file", default=None, help="ssh private key for the hosts")
+    hosts.add_argument("--ssh-option", action="append", default=[], metavar="OPTION",
+                       help="an ssh -o option for the hosts (e.g. UserKnownHostsFile=FILE); repeatable")
     elastic = parser.add_argument_group("elastic training (hvd.elastic)")
     elastic.add_argument("--min-np", type=int, default=None,
                          help="elastic: keep training while at least this many ranks remain "
@@ -86,14 +95,18 @@ def run(args: argparse.Namespace) -> int:
     from flowmesh.errors import UnavailableError
 
     try:
+        if args.hosts:
+            from flowmesh.cli.ssh_launch import launch_on_hosts
+
+            return launch_on_hosts(args)
         policy = elastic_policy(args)
         nodes = None
         np = args.np
-        if args.nnodes > 1:
+        if args.nnodes > 1 or args.first_rank is not None:
             from flowmesh.cli.multi_node import plan_from_args
 
             nodes = plan_from_args(args.nnodes, args.node_rank, args.rdzv_endpoint, args.np,
-                                   args.nproc_per_node, args.rdzv_timeout)
+                                   args.nproc_per_node, args.rdzv_timeout, args.first_rank)
             np = nodes.per_node
         elif np is None:
             np = args.nproc_per_node

@@ -4,9 +4,12 @@ host, and an elastic job that takes a rank from another host and survives losing
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +18,7 @@ from flowmesh.testing.hosts import HostBed
 pytestmark = [pytest.mark.multiprocess, pytest.mark.timeout(240)]
 
 _RUN = [sys.executable, "-m", "flowmesh.cli.main", "run"]
+SSHD = "/usr/sbin/sshd"
 
 
 def _node(bed: HostBed, host: str, rank: int, nnodes: int, endpoint: str, *command: str,
@@ -81,3 +85,37 @@ def test_an_elastic_job_takes_a_rank_from_another_host_and_survives_losing_that_
     out = main.output()
     assert re.search(r"round \d+: 1 rank\(s\), members \['0'\]; lost 1", out), out
     assert float(re.search(r"test accuracy ([0-9.]+)", out).group(1)) >= 0.9
+
+
+def _start_sshd(bed: HostBed, host: str, keys: Path) -> None:
+    """An sshd on ``host`` that takes ``keys/id``'s key (root's login, no password)."""
+    config = keys / f"sshd-{host}.conf"
+    config.write_text("\n".join([
+        f"ListenAddress {bed.ip(host)}", f"HostKey {keys}/host", f"AuthorizedKeysFile {keys}/id.pub",
+        f"PidFile {keys}/sshd-{host}.pid", "StrictModes no", "UsePAM no", "PermitRootLogin yes",
+        "PasswordAuthentication no", "LogLevel ERROR", ""]))
+    os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege-separation directory
+    bed.spawn(host, [SSHD, "-D", "-e", "-f", str(config)], label=f"sshd-{host}")
+    deadline = time.monotonic() + 30
+    probe = f"import socket; socket.create_connection(({bed.ip(host)!r}, 22), 1)"
+    while bed.run(host, [sys.executable, "-c", probe], timeout=10).returncode:
+        assert time.monotonic() < deadline, "sshd did not start"
+        time.sleep(0.2)
+
+
+def test_one_command_starts_the_job_on_several_hosts_over_ssh(host_bed, tmp_path):
+    if not os.path.exists(SSHD):
+        pytest.skip("no sshd (Debian's openssh-server; `make test` installs it)")
+    bed = host_bed(2)
+    for name in ("id", "host"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / name)], check=True)
+    _start_sshd(bed, "h2", tmp_path)
+    launcher = bed.spawn("h1", _RUN + ["-H", "h1:1,h2:1", "-np", "2", "--ssh-identity-file",
+                                       str(tmp_path / "id"), "--ssh-option",
+                                       f"UserKnownHostsFile={tmp_path}/known_hosts",
+                                       "examples/allreduce_mnist.py", "--steps", "100"], label="launcher")
+    assert launcher.wait(200) == 0, launcher.output()
+    results = re.findall(r"\[(\d)\] rank (\d)/2: test accuracy [0-9.]+\s+weights checksum ([0-9.]+)",
+                         launcher.output())
+    assert sorted(r[:2] for r in results) == [("0", "0"), ("1", "1")], launcher.output()
+    assert results[0][2] == results[1][2]  # rank 1 ran on h2, through ssh, in step with rank 0
