@@ -1,9 +1,14 @@
 """All-reduce bus bandwidth and tensor fusion, 2 processes on loopback, side by side.
 
     python -m benchmarks.allreduce [--repeats 5] [--sizes 4KB,64KB,1MB,4MB,16MB,64MB]
+    python -m benchmarks.allreduce --hosts 1gbit --sizes 4MB,16MB,64MB --fp16   # between hosts
 
 Launches 2 ranks (``flowmesh run``); both alternate the contenders round by round, rank 0
-reports. Threads: 1 torch intra-op thread per rank.
+reports. Threads: 1 torch intra-op thread per rank. ``--hosts RATE`` puts each rank on a
+host of its own (a namespace bed, :mod:`flowmesh.testing.hosts`, links shaped to RATE),
+started as ``flowmesh run --nnodes`` on every host, and reports the bus bandwidth against
+the link rate too. ``--fp16`` adds ``flowmesh_fp16``: the graph op with
+``Compression.fp16`` (float16 on the wire; its bandwidth counts the float32 bytes reduced).
 
 1. ``allreduce_busbw`` (sum of a float32 tensor): bus bandwidth
    ``2 (n-1)/n * bytes / time`` (MB/s) of
@@ -64,7 +69,8 @@ def _busbw(result: Any, nbytes: int, size: int) -> None:
     result.rates = [rate * factor for rate in result.rates]
 
 
-def bench_bandwidth(label: str, nbytes: int, settings: Settings, rank: int, size: int) -> None:
+def bench_bandwidth(label: str, nbytes: int, settings: Settings, rank: int, size: int,
+                    fp16: bool = False, link: str = "") -> None:
     import torch
 
     import flowmesh as tf
@@ -82,6 +88,11 @@ def bench_bandwidth(label: str, nbytes: int, settings: Settings, rank: int, size
     with graph.as_default():
         var = tf.Variable(tf.zeros([numel]), name="payload")
         reduced = collective_ops.all_reduce(var.value(), name=f"bench_{label}")
+        if fp16:
+            import flowmesh.collective as hvd
+
+            halved = hvd.allreduce(var.value(), op=hvd.Sum, compression=hvd.Compression.fp16,
+                                   name=f"bench_{label}_fp16")
         sess = tf.Session(graph=graph)
         sess.run(var.initializer)
 
@@ -93,14 +104,21 @@ def bench_bandwidth(label: str, nbytes: int, settings: Settings, rank: int, size
         Contender("flowmesh_graph", lambda s: lambda: sess.run(reduced.op)),
         Contender("gloo", lambda s: lambda: dist.all_reduce(peer)),
     ]
+    if fp16:
+        contenders.insert(3, Contender("flowmesh_fp16", lambda s: lambda: sess.run(halved.op)))
     run_settings = Settings(threads=1, repeats=settings.repeats, steps=_steps_for(nbytes),
                             warmup=2, quiet=rank != 0)
     results = measure(contenders, run_settings)
     for r in results:
         _busbw(r, nbytes, size)
     if rank == 0:
-        report("allreduce_busbw", f"{label} float32 sum, {size} ranks", results, run_settings,
+        where = f", {size} hosts at {link}" if link else ""
+        report("allreduce_busbw", f"{label} float32 sum, {size} ranks{where}", results, run_settings,
                unit="MB/s")
+        if link:
+            limit = _rate_mb(link)
+            print("link " + " ".join(f"{r.name}={r.median / limit:.3f}" for r in results)
+                  + f" of {limit:.0f} MB/s", flush=True)
         by_name = {r.name: r for r in results}  # both in place: the like-for-like ratio
         report("allreduce_busbw_in_place", f"{label} float32 sum, {size} ranks, donated input",
                [by_name["flowmesh_donated"], by_name["gloo"]], run_settings, unit="MB/s")
@@ -132,6 +150,13 @@ def bench_fusion(settings: Settings, rank: int, size: int) -> None:
     sess.close()
 
 
+def _rate_mb(rate: str) -> float:
+    """A tc rate (``1gbit``) in MB/s."""
+    from benchmarks.ps_step import _rate_bits
+
+    return _rate_bits(rate) / 8 / 1e6
+
+
 def worker(args: argparse.Namespace) -> None:
     import flowmesh.collective as hvd
 
@@ -141,8 +166,28 @@ def worker(args: argparse.Namespace) -> None:
     _raw_gloo()
     settings = Settings(threads=1, repeats=args.repeats)
     for label in args.sizes.split(","):
-        bench_bandwidth(label, SIZES[label], settings, rank, size)
-    bench_fusion(settings, rank, size)
+        bench_bandwidth(label, SIZES[label], settings, rank, size, args.fp16, args.link)
+    if not args.link:
+        bench_fusion(settings, rank, size)
+
+
+def between_hosts(args: argparse.Namespace) -> int:
+    """Runs the ranks on ``args.np`` hosts of a bed, one ``flowmesh run`` node each."""
+    from flowmesh.testing.hosts import HostBed
+
+    _rate_mb(args.hosts)
+    command = ["-m", "benchmarks.allreduce", "--repeats", str(args.repeats), "--sizes", args.sizes,
+               "--link", args.hosts] + (["--fp16"] if args.fp16 else [])
+    env = {"OMP_NUM_THREADS": "1", "FLOWMESH_COLLECTIVE_TIMEOUT_S": "300"}
+    with HostBed(args.np, rate=args.hosts) as bed:
+        endpoint = f"{bed.ip('h1')}:29400"
+        nodes = [bed.spawn(f"h{i + 1}", [sys.executable, "-m", "flowmesh.cli.main", "run", "--nnodes",
+                                         str(args.np), "--node-rank", str(i), "--rdzv-endpoint", endpoint,
+                                         "--nproc-per-node", "1", "--no-prefix", sys.executable, *command],
+                           env=env, label=f"node{i}") for i in range(args.np)]
+        codes = [node.wait(3600) for node in nodes]
+        print(nodes[0].output())
+        return next((c for c in codes if c), 0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,6 +196,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--sizes", default=",".join(SIZES))
     parser.add_argument("--np", type=int, default=2)
+    parser.add_argument("--hosts", metavar="RATE", default="",
+                        help="one rank per host of a namespace bed, links shaped to RATE (root)")
+    parser.add_argument("--fp16", action="store_true", help="add the Compression.fp16 contender")
+    parser.add_argument("--link", default="", help=argparse.SUPPRESS)  # set on the hosts' ranks
     args = parser.parse_args(argv)
     unknown = [s for s in args.sizes.split(",") if s not in SIZES]
     if unknown:
@@ -158,10 +207,12 @@ def main(argv: list[str] | None = None) -> int:
     if "FLOWMESH_RANK" in os.environ:
         worker(args)
         return 0
+    if args.hosts:
+        return between_hosts(args)
     from flowmesh.cli.run import launch
 
     command = [sys.executable, "-m", "benchmarks.allreduce", "--repeats", str(args.repeats),
-               "--sizes", args.sizes]
+               "--sizes", args.sizes] + (["--fp16"] if args.fp16 else [])
     env = {"OMP_NUM_THREADS": "1", "FLOWMESH_COLLECTIVE_TIMEOUT_S": "300"}
     return launch(args.np, command, env=env, prefix=False).returncode
 

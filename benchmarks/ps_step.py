@@ -1,6 +1,7 @@
 """Parameter-server training steps: flowmesh vs TensorFlow's own ps/worker runtime.
 
     python -m benchmarks.ps_step [--repeats 5] [--steps 200] [--models null,dense10m]
+    python -m benchmarks.ps_step --models pull1m --hosts 1gbit     # between hosts (root)
 
 For each system, 1 ps + 2 worker processes on loopback (one intra-op thread each). Each
 worker builds the same between-graph model with the variables on ``/job:ps/task:0``
@@ -14,8 +15,18 @@ p90 step time (over every step of both workers) and the updates/s of the pair.
   16 on the worker, ``loss = mean((x @ W) ** 2)``, SGD: 40 MB to the worker and 40 MB of
   gradient back per step.
 
+* ``pull1m``: a 1M-float variable on the ps, ``loss = sum(v * v) / 2`` on the worker,
+  SGD: each step pulls the variable (4 MB) to the worker and pushes the gradient (4 MB)
+  back.
+
+``--hosts RATE`` runs the three tasks on three hosts of a multi-host bed
+(:mod:`flowmesh.testing.hosts`: network namespaces with their own addresses), every link
+shaped to RATE (``1gbit``, ``10gbit``), and reports the updates/s against what the ps's
+link can carry (4 MB each way per update).
+
 Targets (issue 5): null-model step time <= 1.5x TensorFlow's (goal 1.0x); dense 10M
-updates/s >= 1.0x TensorFlow's.
+updates/s >= 1.0x TensorFlow's. Issue 28: pull1m between hosts at 1 Gbit/s >= 1.0x
+TensorFlow's updates/s (goal >= 97% of the link).
 """
 
 from __future__ import annotations
@@ -30,7 +41,8 @@ import time
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODELS = {"null": (200, 20), "dense10m": (8, 2)}  # default steps per round, warm-up steps
+MODELS = {"null": (200, 20), "dense10m": (8, 2), "pull1m": (40, 5)}  # steps per round, warm-up
+PULL_FLOATS = 1_000_000
 
 
 # --- the agent: one task of one system ------------------------------------------------------
@@ -41,11 +53,15 @@ def build(tf: Any, model: str, index: int) -> Any:
     with tf.device("/job:ps/task:0"):
         if model == "null":
             v = tf.get_variable("v", [], initializer=tf.constant_initializer(1.0))
+        elif model == "pull1m":
+            v = tf.get_variable("v", [PULL_FLOATS], initializer=tf.constant_initializer(1.0))
         else:
             v = tf.get_variable("w", [1000, 10000], initializer=tf.constant_initializer(0.001))
     with tf.device(f"/job:worker/task:{index}"):
         if model == "null":
             loss = v * v
+        elif model == "pull1m":
+            loss = tf.reduce_sum(v * v) / 2.0  # its gradient is v itself: pulled, then pushed
         else:
             x = tf.constant(np.random.RandomState(index).rand(16, 1000).astype(np.float32))
             loss = tf.reduce_mean(tf.square(tf.matmul(x, v)))
@@ -93,19 +109,24 @@ def agent(system: str, model: str, cluster: dict[str, list[str]], job: str, inde
 
 # --- the driver ----------------------------------------------------------------------------
 class Cluster:
-    """1 ps + 2 worker agent processes of one system."""
+    """1 ps + 2 worker agent processes of one system (on hosts h1-h3 of ``bed``, if given)."""
 
-    def __init__(self, system: str, model: str):
+    def __init__(self, system: str, model: str, bed: Any = None):
         from flowmesh.cli.ports import free_ports
 
-        ports = free_ports(3)
-        self.cluster = {"ps": [f"localhost:{ports[0]}"],
-                        "worker": [f"localhost:{ports[1]}", f"localhost:{ports[2]}"]}
+        if bed is None:
+            ports = free_ports(3)
+            self.cluster = {"ps": [f"localhost:{ports[0]}"],
+                            "worker": [f"localhost:{ports[1]}", f"localhost:{ports[2]}"]}
+        else:
+            self.cluster = {"ps": [f"{bed.ip('h1')}:2222"],
+                            "worker": [f"{bed.ip('h2')}:2222", f"{bed.ip('h3')}:2222"]}
         self.procs = []
         env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", TF_CPP_MIN_LOG_LEVEL="3")
-        for job, index in (("ps", 0), ("worker", 0), ("worker", 1)):
+        for n, (job, index) in enumerate((("ps", 0), ("worker", 0), ("worker", 1)), start=1):
             argv = [sys.executable, "-m", "benchmarks.ps_step", "--agent", system, model,
                     json.dumps(self.cluster), job, str(index)]
+            argv = bed.argv(f"h{n}", argv) if bed is not None else argv
             self.procs.append(subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                                text=True, env=env, cwd=ROOT))
         # Start every task first: TensorFlow's sessions wait until all tasks are up.
@@ -139,24 +160,37 @@ class Cluster:
                 proc.wait()
 
 
-def bench_model(model: str, systems: list[str], repeats: int, steps: int, warmup: int) -> list[dict[str, Any]]:
-    clusters = {s: Cluster(s, model) for s in systems}
+def bench_model(model: str, systems: list[str], repeats: int, steps: int, warmup: int,
+                bed: Any = None, rate: str = "") -> list[dict[str, Any]]:
+    # between hosts, one system at a time: both would share the links (same ports, too)
     rounds: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}
+    one_at_a_time = bed is not None
+    clusters = {} if one_at_a_time else {s: Cluster(s, model) for s in systems}
     try:
         for cluster in clusters.values():
             cluster.run(warmup)
         for i in range(repeats):
             for system in systems if i % 2 == 0 else systems[::-1]:
-                rounds[system].append(clusters[system].run(steps))
+                if one_at_a_time:
+                    cluster = Cluster(system, model, bed)
+                    try:
+                        cluster.run(warmup)
+                        rounds[system].append(cluster.run(steps))
+                    finally:
+                        cluster.close()
+                else:
+                    rounds[system].append(clusters[system].run(steps))
     finally:
         for cluster in clusters.values():
             cluster.close()
-    return _report(model, rounds, repeats, steps)
+    return _report(model, rounds, repeats, steps, rate)
 
 
-def _report(model: str, rounds: dict[str, list[dict[str, Any]]], repeats: int, steps: int) -> list[dict[str, Any]]:
-    print(f"\nps_step/{model}: 1 ps + 2 workers, async, 1 intra-op thread, {repeats} rounds x {steps} "
-          "steps per worker")
+def _report(model: str, rounds: dict[str, list[dict[str, Any]]], repeats: int, steps: int,
+            rate: str = "") -> list[dict[str, Any]]:
+    where = f", 3 hosts, links at {rate}" if rate else ", loopback"
+    print(f"\nps_step/{model}: 1 ps + 2 workers{where}, async, 1 intra-op thread, {repeats} rounds x "
+          f"{steps} steps per worker")
     print(f"{'system':<12}{'median step us':>16}{'p90 us':>10}{'updates/s':>12}{'best upd/s':>12}")
     summary = {}
     for system, rs in rounds.items():
@@ -168,7 +202,8 @@ def _report(model: str, rounds: dict[str, list[dict[str, Any]]], repeats: int, s
     records = []
     for peer in [p for p in summary if p != "flowmesh"] or [None]:
         pv = summary.get(peer) if peer else None
-        record = {"bench": f"ps_step/{model}", "config": "1 ps + 2 workers async, step time us",
+        config = "1 ps + 2 workers async, step time us" + (f", 3 hosts at {rate}" if rate else "")
+        record = {"bench": f"ps_step/{model}", "config": config,
                   "flowmesh": round(fm["median_us"], 1), "flowmesh_p90": round(fm["p90_us"], 1),
                   "flowmesh_updates_per_s": round(fm["updates_per_s"], 1), "peer": peer,
                   "peer_value": None if pv is None else round(pv["median_us"], 1),
@@ -176,9 +211,24 @@ def _report(model: str, rounds: dict[str, list[dict[str, Any]]], repeats: int, s
                   "peer_updates_per_s": None if pv is None else round(pv["updates_per_s"], 1),
                   "ratio": None if pv is None else round(fm["median_us"] / pv["median_us"], 3),
                   "updates_ratio": None if pv is None else round(fm["updates_per_s"] / pv["updates_per_s"], 3)}
+        if rate and model == "pull1m":  # the ps's link carries 4 MB each way per update
+            limit = _rate_bits(rate) / 8 / (4 * PULL_FLOATS)
+            record["link_limit_updates_per_s"] = round(limit, 2)
+            record["flowmesh_link_fraction"] = round(fm["updates_per_s"] / limit, 3)
+            if pv is not None:
+                record["peer_link_fraction"] = round(pv["updates_per_s"] / limit, 3)
         print(json.dumps(record))
         records.append(record)
     return records
+
+
+def _rate_bits(rate: str) -> float:
+    """``"1gbit"`` -> 1e9 (tc's units: kbit, mbit, gbit)."""
+    units = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
+    for unit, scale in units.items():
+        if rate.endswith(unit):
+            return float(rate[:-len(unit)]) * scale
+    raise ValueError(f"rate {rate!r}: give kbit, mbit or gbit (e.g. 1gbit)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -192,12 +242,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=0, help="steps per worker per round (0: per model)")
     parser.add_argument("--models", default="null,dense10m")
     parser.add_argument("--peers", default="tensorflow", help="'' to run flowmesh only")
+    parser.add_argument("--hosts", metavar="RATE", default="",
+                        help="run the tasks on 3 hosts of a namespace bed, links shaped to RATE")
     args = parser.parse_args(argv)
     systems = ["flowmesh"] + [p for p in args.peers.split(",") if p]
     print(time.strftime("%Y-%m-%d %H:%M"), f"cpus={os.cpu_count()}")
-    for model in args.models.split(","):
-        default_steps, warmup = MODELS[model]
-        bench_model(model, systems, args.repeats, args.steps or default_steps, warmup)
+    bed = None
+    if args.hosts:
+        from flowmesh.testing.hosts import HostBed
+
+        _rate_bits(args.hosts)
+        bed = HostBed(3, rate=args.hosts)
+    try:
+        for model in args.models.split(","):
+            default_steps, warmup = MODELS[model]
+            bench_model(model, systems, args.repeats, args.steps or default_steps, warmup, bed,
+                        args.hosts)
+    finally:
+        if bed is not None:
+            bed.close()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Data-parallel scaling efficiency on 2 processes x 1 thread: flowmesh vs torch DDP vs TF.
 
     python -m benchmarks.scaling [--repeats 5] [--models mlp,cnn] [--peers torch_ddp,tf_mwms]
+    python -m benchmarks.scaling --hosts 1gbit --np 3 --models cnn --peers torch_ddp  # between hosts
 
 Efficiency = throughput(2 processes) / (2 x throughput(1 process)) with the same batch per
 process (weak scaling) = steps/s of a rank in the 2-process job / steps/s of the process
@@ -16,6 +17,12 @@ Models: MLP 784-256-256-10 (batch 128 per process) and the LeNet-style CNN of
 frameworks; each round alternates their order. A framework's single-process rate is
 measured on rank 0 while rank 1 waits at a barrier; its 2-process rate with both ranks
 stepping. Target (issue 6): flowmesh >= torch DDP - 5 points; goal >= both peers.
+
+``--hosts RATE --np N`` runs one rank on each of N hosts of a namespace bed
+(:mod:`flowmesh.testing.hosts`, links shaped to RATE), started as ``flowmesh run --nnodes``
+on every host: efficiency = a rank's steps/s in the N-rank job / the process alone. The
+hosts share this machine's cores, so beyond its core count the ranks compete for CPU as
+well as for the links (every framework alike).
 
 flowmesh raises glibc's malloc thresholds when its first session starts
 (``runtime/host_memory.py``), for the whole process: the peers measured in the same launch
@@ -259,14 +266,16 @@ def measure_model(model: str, builders: dict[str, Callable[..., Step]], repeats:
     return rates
 
 
-def report(model: str, rates: dict[str, dict[str, list[float]]], repeats: int) -> None:
+def report(model: str, rates: dict[str, dict[str, list[float]]], repeats: int, size: int = 2,
+           link: str = "") -> None:
+    where = f" on {size} hosts at {link}" if link else ""
     config = ("MLP 784-256-256-10 batch 128/process" if model == "mlp"
-              else "LeNet-style CNN 28x28x1 batch 64/process") + ", 2 processes x 1 thread, SGD"
+              else "LeNet-style CNN 28x28x1 batch 64/process") + f", {size} processes x 1 thread{where}, SGD"
     eff = {name: statistics.median(r["dist"]) / statistics.median(r["single"])
            for name, r in rates.items()}
     best = {name: max(r["dist"]) / max(r["single"]) for name, r in rates.items()}
     print(f"\nscaling: {config} (rounds={repeats}, cpus={os.cpu_count()})")
-    print(f"{'system':<12}{'1 proc steps/s':>16}{'2 proc steps/s':>16}{'efficiency':>12}{'best':>8}")
+    print(f"{'system':<12}{'1 proc steps/s':>16}{f'{size} proc steps/s':>16}{'efficiency':>12}{'best':>8}")
     for name, r in rates.items():
         print(f"{name:<12}{statistics.median(r['single']):>16.1f}{statistics.median(r['dist']):>16.1f}"
               f"{eff[name]:>12.1%}{best[name]:>8.1%}")
@@ -293,23 +302,23 @@ def worker(args: argparse.Namespace) -> None:
     host, port = split_address(config.RENDEZVOUS.get(), "FLOWMESH_RENDEZVOUS")
     store = connect_store(host, port, False, None, 60.0)  # flowmesh's authenticated store
     dist.init_process_group("gloo", store=dist.PrefixStore("scaling-ddp", store), rank=rank,
-                            world_size=2)
+                            world_size=hvd.size())
     peers = [p for p in args.peers.split(",") if p]
     builders: dict[str, Callable[..., Step]] = {} if args.no_flowmesh else {"flowmesh": flowmesh_step}
     if "torch_ddp" in peers:
         builders["torch_ddp"] = torch_step
     if "tf_mwms" in peers:
-        tf2, strategy = _tensorflow(rank, args.tf_ports)
+        tf2, strategy = _tensorflow(rank, args.tf_workers)
         builders["tf_mwms"] = lambda m, p, d, distributed: tf_step(tf2, strategy, m, p, d, distributed)
     for model in args.models.split(","):
         rates = measure_model(model, builders, args.repeats, rank, dist.barrier)
         if rank == 0:
-            report(model, rates, args.repeats)
+            report(model, rates, args.repeats, hvd.size(), args.link)
 
 
-def _tensorflow(rank: int, ports: str) -> tuple[Any, Any]:
+def _tensorflow(rank: int, addresses: str) -> tuple[Any, Any]:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    workers = [f"127.0.0.1:{p}" for p in ports.split(",")]
+    workers = addresses.split(",")
     os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": workers},
                                           "task": {"type": "worker", "index": rank}})
     import tensorflow as tf2
@@ -330,21 +339,43 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-flowmesh", action="store_true",
                         help="time the peers in processes that never start a flowmesh session "
                              "(so glibc's malloc keeps its defaults, as in a plain peer job)")
-    parser.add_argument("--tf-ports", default="")
+    parser.add_argument("--np", type=int, default=2, help="ranks (with --hosts: hosts)")
+    parser.add_argument("--hosts", metavar="RATE", default="",
+                        help="one rank per host of a namespace bed, links shaped to RATE (root)")
+    parser.add_argument("--tf-workers", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--link", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if "FLOWMESH_RANK" in os.environ:
         worker(args)
         return 0
-    from flowmesh.cli.ports import free_ports
-    from flowmesh.cli.run import launch
-
-    ports = ",".join(str(p) for p in free_ports(2))
     command = [sys.executable, "-m", "benchmarks.scaling", "--repeats", str(args.repeats),
-               "--models", args.models, "--peers", args.peers, "--tf-ports", ports]
+               "--models", args.models, "--peers", args.peers]
     command += ["--no-flowmesh"] if args.no_flowmesh else []
     env = {"OMP_NUM_THREADS": "1", "FLOWMESH_COLLECTIVE_TIMEOUT_S": "600",
            "TF_CPP_MIN_LOG_LEVEL": "2"}
-    return launch(2, command, env=env, prefix=False).returncode
+    if args.hosts:
+        return _between_hosts(args, command, env)
+    from flowmesh.cli.ports import free_ports
+    from flowmesh.cli.run import launch
+
+    workers = ",".join(f"127.0.0.1:{p}" for p in free_ports(args.np))
+    return launch(args.np, command + ["--tf-workers", workers], env=env, prefix=False).returncode
+
+
+def _between_hosts(args: argparse.Namespace, command: list[str], env: dict[str, str]) -> int:
+    from flowmesh.testing.hosts import HostBed
+
+    with HostBed(args.np, rate=args.hosts) as bed:
+        hosts = [f"h{i + 1}" for i in range(args.np)]
+        workers = ",".join(f"{bed.ip(h)}:2223" for h in hosts)
+        command = command + ["--tf-workers", workers, "--link", args.hosts]
+        nodes = [bed.spawn(h, [sys.executable, "-m", "flowmesh.cli.main", "run", "--nnodes", str(args.np),
+                               "--node-rank", str(i), "--rdzv-endpoint", f"{bed.ip('h1')}:29400",
+                               "--nproc-per-node", "1", "--no-prefix", *command], env=env, label=h)
+                 for i, h in enumerate(hosts)]
+        codes = [node.wait(3600) for node in nodes]
+        print(nodes[0].output())
+        return next((c for c in codes if c), 0)
 
 
 if __name__ == "__main__":
