@@ -33,8 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--job", help="this task's job name (default: TF_CONFIG task type)")
     parser.add_argument("--task", type=int, help="this task's index (default: TF_CONFIG index)")
     parser.add_argument("--bind", default=None,
-                        help="interface to listen on (default FLOWMESH_BIND_ADDRESS or 127.0.0.1; "
-                             "0.0.0.0 serves other hosts)")
+                        help="interface to listen on (default FLOWMESH_BIND_ADDRESS, else loopback for "
+                             "a task listed at a loopback address and every interface otherwise)")
     parser.add_argument("--cpus", type=int, default=1, help="logical CPU devices of this task")
     parser.add_argument("--tls-cert", metavar="PEM", help="serve gRPC over TLS with this certificate")
     parser.add_argument("--tls-key", metavar="PEM", help="the certificate's private key")
