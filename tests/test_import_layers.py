@@ -4,7 +4,7 @@ The module import graph of ``flowmesh/`` is read with ``ast`` (every ``import`` 
 ``from ... import`` statement, at top level and inside functions alike). Two rules:
 
 1. **Downward only**: a module may import modules of its own layer and of lower layers
-   (``LAYERS``, bottom first, as in ``/work/shared/DESIGN.md``). Imports under
+   (``LAYERS``, bottom first, as in ``docs/design.md``). Imports under
    ``if TYPE_CHECKING:`` count here too: a type annotation is still a dependency.
 2. **No circles across files**: no set of two or more modules imports itself around (type-
    only imports excepted), except within the groups in ``ALLOWED_CYCLES``, each justified
