@@ -69,20 +69,23 @@ def build(tf: Any, model: str, index: int) -> Any:
     return train, v
 
 
-def agent(system: str, model: str, cluster: dict[str, list[str]], job: str, index: int) -> None:
+def agent(system: str, model: str, cluster: dict[str, list[str]], job: str, index: int,
+          one_thread: bool = True) -> None:
     if system == "tensorflow":
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
         import tensorflow.compat.v1 as tf
 
         tf.disable_eager_execution()
-        config = tf.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=2)
+        config = (tf.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=2)
+                  if one_thread else None)
         server = tf.train.Server(tf.train.ClusterSpec(cluster), job_name=job, task_index=index, config=config)
     else:
         import torch
 
         import flowmesh as tf
 
-        torch.set_num_threads(1)
+        if one_thread:
+            torch.set_num_threads(1)
         server = tf.train.Server(cluster, job_name=job, task_index=index)
     if job == "ps":
         print("ready", flush=True)
@@ -111,7 +114,7 @@ def agent(system: str, model: str, cluster: dict[str, list[str]], job: str, inde
 class Cluster:
     """1 ps + 2 worker agent processes of one system (on hosts h1-h3 of ``bed``, if given)."""
 
-    def __init__(self, system: str, model: str, bed: Any = None):
+    def __init__(self, system: str, model: str, bed: Any = None, one_thread: bool = True):
         from flowmesh.cli.ports import free_ports
 
         if bed is None:
@@ -122,10 +125,12 @@ class Cluster:
             self.cluster = {"ps": [f"{bed.ip('h1')}:2222"],
                             "worker": [f"{bed.ip('h2')}:2222", f"{bed.ip('h3')}:2222"]}
         self.procs = []
-        env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", TF_CPP_MIN_LOG_LEVEL="3")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="3")
+        if one_thread:
+            env["OMP_NUM_THREADS"] = "1"
         for n, (job, index) in enumerate((("ps", 0), ("worker", 0), ("worker", 1)), start=1):
             argv = [sys.executable, "-m", "benchmarks.ps_step", "--agent", system, model,
-                    json.dumps(self.cluster), job, str(index)]
+                    json.dumps(self.cluster), job, str(index), "1" if one_thread else "0"]
             argv = bed.argv(f"h{n}", argv) if bed is not None else argv
             self.procs.append(subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                                text=True, env=env, cwd=ROOT))
@@ -161,18 +166,18 @@ class Cluster:
 
 
 def bench_model(model: str, systems: list[str], repeats: int, steps: int, warmup: int,
-                bed: Any = None, rate: str = "") -> list[dict[str, Any]]:
+                bed: Any = None, rate: str = "", one_thread: bool = True) -> list[dict[str, Any]]:
     # between hosts, one system at a time: both would share the links (same ports, too)
     rounds: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}
     one_at_a_time = bed is not None
-    clusters = {} if one_at_a_time else {s: Cluster(s, model) for s in systems}
+    clusters = {} if one_at_a_time else {s: Cluster(s, model, one_thread=one_thread) for s in systems}
     try:
         for cluster in clusters.values():
             cluster.run(warmup)
         for i in range(repeats):
             for system in systems if i % 2 == 0 else systems[::-1]:
                 if one_at_a_time:
-                    cluster = Cluster(system, model, bed)
+                    cluster = Cluster(system, model, bed, one_thread)
                     try:
                         cluster.run(warmup)
                         rounds[system].append(cluster.run(steps))
@@ -183,13 +188,14 @@ def bench_model(model: str, systems: list[str], repeats: int, steps: int, warmup
     finally:
         for cluster in clusters.values():
             cluster.close()
-    return _report(model, rounds, repeats, steps, rate)
+    return _report(model, rounds, repeats, steps, rate, one_thread)
 
 
 def _report(model: str, rounds: dict[str, list[dict[str, Any]]], repeats: int, steps: int,
-            rate: str = "") -> list[dict[str, Any]]:
+            rate: str = "", one_thread: bool = True) -> list[dict[str, Any]]:
     where = f", 3 hosts, links at {rate}" if rate else ", loopback"
-    print(f"\nps_step/{model}: 1 ps + 2 workers{where}, async, 1 intra-op thread, {repeats} rounds x "
+    threads = "1 intra-op thread" if one_thread else "each system's default threads"
+    print(f"\nps_step/{model}: 1 ps + 2 workers{where}, async, {threads}, {repeats} rounds x "
           f"{steps} steps per worker")
     print(f"{'system':<12}{'median step us':>16}{'p90 us':>10}{'updates/s':>12}{'best upd/s':>12}")
     summary = {}
@@ -202,7 +208,8 @@ def _report(model: str, rounds: dict[str, list[dict[str, Any]]], repeats: int, s
     records = []
     for peer in [p for p in summary if p != "flowmesh"] or [None]:
         pv = summary.get(peer) if peer else None
-        config = "1 ps + 2 workers async, step time us" + (f", 3 hosts at {rate}" if rate else "")
+        config = ("1 ps + 2 workers async, step time us" + (f", 3 hosts at {rate}" if rate else "")
+                  + ("" if one_thread else ", default threads"))
         record = {"bench": f"ps_step/{model}", "config": config,
                   "flowmesh": round(fm["median_us"], 1), "flowmesh_p90": round(fm["p90_us"], 1),
                   "flowmesh_updates_per_s": round(fm["updates_per_s"], 1), "peer": peer,
@@ -234,8 +241,8 @@ def _rate_bits(rate: str) -> float:
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--agent"]:
-        system, model, cluster, job, index = argv[1:6]
-        agent(system, model, json.loads(cluster), job, int(index))
+        system, model, cluster, job, index, one_thread = argv[1:7]
+        agent(system, model, json.loads(cluster), job, int(index), one_thread == "1")
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -244,6 +251,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--peers", default="tensorflow", help="'' to run flowmesh only")
     parser.add_argument("--hosts", metavar="RATE", default="",
                         help="run the tasks on 3 hosts of a namespace bed, links shaped to RATE")
+    parser.add_argument("--threads", type=int, choices=(0, 1), default=1,
+                        help="1: one intra-op thread per task (default); 0: each system's defaults")
     args = parser.parse_args(argv)
     systems = ["flowmesh"] + [p for p in args.peers.split(",") if p]
     print(time.strftime("%Y-%m-%d %H:%M"), f"cpus={os.cpu_count()}")
@@ -257,7 +266,7 @@ def main(argv: list[str] | None = None) -> None:
         for model in args.models.split(","):
             default_steps, warmup = MODELS[model]
             bench_model(model, systems, args.repeats, args.steps or default_steps, warmup, bed,
-                        args.hosts)
+                        args.hosts, args.threads == 1)
     finally:
         if bed is not None:
             bed.close()
