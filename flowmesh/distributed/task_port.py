@@ -10,8 +10,9 @@ The first bytes a dialer sends say which plane it wants:
 * ``FMDP`` (the data plane's frame magic: a dialer opens with a ``HELLO`` frame): the
   socket is handed to the data plane;
 * ``PRI `` (HTTP/2's connection preface) or ``0x16`` (a TLS handshake record): the bytes
-  are relayed to and from the task's gRPC server, which listens on a Unix socket in a
-  private (0700) folder;
+  are relayed to and from the task's gRPC server, which listens on an abstract Unix
+  socket of its own (it leaves no file behind, even when the process is killed; the
+  cluster secret is checked by gRPC itself, whichever way a call arrives);
 * anything else, or nothing within ``FLOWMESH_HANDSHAKE_TIMEOUT_S``: the connection is
   closed.
 """
@@ -20,9 +21,8 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
+import secrets
 import socket
-import tempfile
 import threading
 from collections.abc import Callable
 
@@ -74,16 +74,16 @@ class TaskPort:
     Args:
         host / port: where to listen (port 0: a free port, see :attr:`port`).
         on_data: ``fn(socket, peer address)`` for data-plane connections.
-        grpc: serve gRPC too: :attr:`grpc_target` is the Unix socket the gRPC server must
-            listen on; connections are relayed to it.
+        grpc: serve gRPC too: :attr:`grpc_target` is the (abstract) Unix socket the gRPC
+            server must listen on; connections are relayed to it.
     """
 
     def __init__(self, host: str, port: int, on_data: DataHandler, grpc: bool = False):
         self._on_data = on_data
         self._listener = listen_socket(host, port)
         self.port: int = self._listener.getsockname()[1]
-        self._folder = tempfile.mkdtemp(prefix="flowmesh-grpc-") if grpc else None
-        self.grpc_target = f"unix:{self._folder}/grpc.sock" if self._folder else None
+        self._grpc_name = f"flowmesh-grpc-{os.getpid()}-{secrets.token_hex(8)}" if grpc else None
+        self.grpc_target = f"unix-abstract:{self._grpc_name}" if self._grpc_name else None
         self._closed = False
         self._relays: set[socket.socket] = set()
         self._lock = threading.Lock()
@@ -113,10 +113,10 @@ class TaskPort:
     def _relay(self, outer: socket.socket) -> None:
         """Pumps bytes between ``outer`` and a fresh connection to the gRPC server, one
         thread per direction; each direction's end is passed on as a half close."""
-        assert self._folder is not None
+        assert self._grpc_name is not None
         inner = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            inner.connect(os.path.join(self._folder, "grpc.sock"))
+            inner.connect("\0" + self._grpc_name)
         except OSError as exc:
             log.warning("port %d: the gRPC server does not answer (%s); closing a connection",
                         self.port, exc)
@@ -156,8 +156,6 @@ class TaskPort:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        if self._folder is not None:
-            shutil.rmtree(self._folder, ignore_errors=True)
 
 
 def _first_bytes(sock: socket.socket, timeout: float) -> bytes:
