@@ -52,7 +52,7 @@ class PsJob:
 
 def test_a_short_partition_heals_without_losing_the_job(host_bed, tmp_path):
     bed = host_bed(3)
-    job = PsJob(bed, tmp_path, steps=500, env={})
+    job = PsJob(bed, tmp_path, steps=300, env={})
     job.wait_for_steps(50)
     bed.cut("h1")
     time.sleep(8)  # shorter than the heartbeat deadline (FLOWMESH_RPC_DEADLINE_S, 30 s)
@@ -60,16 +60,16 @@ def test_a_short_partition_heals_without_losing_the_job(host_bed, tmp_path):
     for worker in job.workers():
         assert worker.wait(180) == 0, worker.output()
     assert max(r["global_step"] for w in ("worker-0", "worker-1")
-               for r in job.records(w) if r["kind"] == "done") >= 500
+               for r in job.records(w) if r["kind"] == "done") >= 300
 
 
 def test_a_lasting_partition_is_detected_named_and_recovered_when_the_host_returns(host_bed, tmp_path):
     bed = host_bed(3)
-    job = PsJob(bed, tmp_path, steps=400, env={"FLOWMESH_RPC_DEADLINE_S": "6", "FLOWMESH_HEARTBEAT_S": "1"})
+    job = PsJob(bed, tmp_path, steps=300, env={"FLOWMESH_RPC_DEADLINE_S": "6", "FLOWMESH_HEARTBEAT_S": "1"})
     job.wait_for_steps(50)
     bed.cut("h1")
     cut_at = time.time()
-    time.sleep(20)
+    time.sleep(14)  # past the deadline: the steps fail, the sessions are re-created
     bed.heal("h1")
     for worker in job.workers():
         assert worker.wait(180) == 0, worker.output()
