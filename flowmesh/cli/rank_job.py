@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -36,6 +36,24 @@ class RunResult:
     returncodes: list[int | None]
     output: list[tuple[int, str, str]] = field(default_factory=list)
 
+
+
+def resolve_command(command: Sequence[str]) -> list[str]:
+    """``SCRIPT.py ARGS`` and ``python SCRIPT ARGS`` run with this interpreter.
+
+    Raises:
+        ValueError: an empty command.
+    """
+    command = list(command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise ValueError("empty command: give `python SCRIPT [ARGS]` or `SCRIPT.py [ARGS]`")
+    if command[0] in ("python", "python3"):
+        return [sys.executable, *command[1:]]
+    if command[0].endswith(".py"):
+        return [sys.executable, *command]
+    return command
 
 
 class RankJob:

@@ -33,7 +33,7 @@ import sys
 from collections.abc import Sequence
 from typing import IO, Any
 
-from flowmesh.cli.rank_job import RankJob, RunResult
+from flowmesh.cli.rank_job import RankJob, RunResult, resolve_command
 
 HELP = "launch N local ranks of an all-reduce (Horovod-style) script"
 
@@ -134,24 +134,6 @@ def elastic_policy(args: argparse.Namespace) -> Any:
     min_np = args.np if args.min_np is None else args.min_np
     max_np = max(args.np, min_np) if args.max_np is None else args.max_np
     return ElasticPolicy(min_np, max_np, args.restart_failed, args.max_restarts)
-
-
-def resolve_command(command: Sequence[str]) -> list[str]:
-    """``SCRIPT.py ARGS`` and ``python SCRIPT ARGS`` run with this interpreter.
-
-    Raises:
-        ValueError: an empty command.
-    """
-    command = list(command)
-    if command and command[0] == "--":
-        command = command[1:]
-    if not command:
-        raise ValueError("empty command: give `python SCRIPT [ARGS]` or `SCRIPT.py [ARGS]`")
-    if command[0] in ("python", "python3"):
-        return [sys.executable, *command[1:]]
-    if command[0].endswith(".py"):
-        return [sys.executable, *command]
-    return command
 
 
 def launch(np: int, command: Sequence[str], *, timeout: float | None = None, prefix: bool = True,

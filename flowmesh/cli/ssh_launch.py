@@ -24,8 +24,7 @@ import sys
 from collections.abc import Mapping
 
 from flowmesh import config as _config
-from flowmesh.cli.rank_job import RankJob
-from flowmesh.cli.run import resolve_command
+from flowmesh.cli.rank_job import RankJob, resolve_command
 from flowmesh.cli.secret import JobSecret
 from flowmesh.distributed.cluster_spec import is_loopback, join_address
 

@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from flowmesh.cli.run import launch, resolve_command
+from flowmesh.cli.rank_job import resolve_command
+from flowmesh.cli.run import launch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLI = [sys.executable, "-m", "flowmesh.cli.main", "run"]
