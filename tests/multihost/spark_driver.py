@@ -40,7 +40,7 @@ def main() -> None:
     sc = spark.sparkContext
     (images, labels), _ = load_digits()
     rows = [(image, int(label)) for image, label in zip(images, labels)]
-    for mode, flags in ((TFCluster.InputMode.TENSORFLOW, ["--steps=300"]),
+    for mode, flags in ((TFCluster.InputMode.TENSORFLOW, ["--steps=200"]),
                         (TFCluster.InputMode.SPARK, ["--steps=1000000", "--input_mode=spark"])):
         cluster = TFCluster.run(sc, node, ["spark_digits.py", *flags], executors, 1, input_mode=mode)
         if mode == TFCluster.InputMode.SPARK:

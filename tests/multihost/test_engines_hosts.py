@@ -36,12 +36,11 @@ def test_tensorflow_on_spark_runs_on_a_standalone_cluster_across_hosts(host_bed,
     master = f"spark://{bed.ip('h1')}:7077"
     spark_class = os.path.join(home, "bin", "spark-class")
     bed.spawn("h1", [spark_class, "org.apache.spark.deploy.master.Master", "--host", bed.ip("h1"),
-                     "--port", "7077", "--webui-port", "0"], env=env, label="master"
-              ).wait_for_line("I have been elected leader", 120)
+                     "--port", "7077", "--webui-port", "0"], env=env, label="master")
     workers = [bed.spawn(host, [spark_class, "org.apache.spark.deploy.worker.Worker", "--cores", "1",
                                 "--memory", "1g", "--webui-port", "0", "--host", bed.ip(host), master],
                          env=env, label=f"spark-worker-{host}") for host in ("h2", "h3")]
-    for worker in workers:
+    for worker in workers:  # they retry until the master is up
         worker.wait_for_line("Successfully registered with master", 120)
     driver = bed.run("h1", [sys.executable, "tests/multihost/spark_driver.py", master, "2"],
                      timeout=360, env=env)
