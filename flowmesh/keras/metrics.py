@@ -159,21 +159,40 @@ def get(identifier: Any) -> Any:
     raise ValueError(f"Could not interpret metric identifier: {identifier!r}")
 
 
+def _pick_by_loss(loss_fn: Any, output_shape: Any, binary: Any, categorical: Any, sparse: Any) -> Any:
+    """Keras's choice for ``"accuracy"``/``"crossentropy"``: sparse categorical for a sparse
+    categorical loss, binary for a binary loss or one output unit, else categorical."""
+    loss_name = getattr(loss_fn, "__name__", "") or type(loss_fn).__name__
+    fn_name = getattr(getattr(loss_fn, "fn", None), "__name__", loss_name)
+    last = output_shape[-1] if output_shape else None
+    if "sparse_categorical" in fn_name:
+        return sparse
+    if "binary" in fn_name or last == 1:
+        return binary
+    return categorical
+
+
 def resolve(identifier: Any, loss_fn: Any, output_shape: Any) -> tuple[str, Any]:
-    """``(display name, fn)`` for one ``compile(metrics=...)`` entry; ``"accuracy"``/``"acc"``
-    picks binary, categorical or sparse categorical accuracy from the loss and output, as
-    Keras does."""
+    """``(display name, fn)`` for one ``compile(metrics=...)`` entry, named as tf-keras names
+    them in TensorFlow 1.x graph mode (``disable_v2_behavior``): ``"accuracy"``/``"acc"``
+    -> ``acc``, ``"crossentropy"``/``"ce"`` -> ``ce`` (the function picked from the loss
+    and output, as Keras does), a metric object by its ``name``, anything else by its
+    function's name (``"mae"`` -> ``mean_absolute_error``)."""
     if isinstance(identifier, str) and identifier in ("accuracy", "acc"):
-        loss_name = getattr(loss_fn, "__name__", "") or type(loss_fn).__name__
-        fn_name = getattr(getattr(loss_fn, "fn", None), "__name__", loss_name)
-        last = output_shape[-1] if output_shape else None
-        if "sparse_categorical" in fn_name:
-            return identifier, sparse_categorical_accuracy
-        if "binary" in fn_name or last == 1:
-            return identifier, binary_accuracy
-        return identifier, categorical_accuracy
+        return "acc", _pick_by_loss(loss_fn, output_shape, binary_accuracy, categorical_accuracy,
+                                    sparse_categorical_accuracy)
+    if isinstance(identifier, str) and identifier in ("crossentropy", "ce"):
+        return "ce", _pick_by_loss(loss_fn, output_shape, binary_crossentropy, categorical_crossentropy,
+                                   sparse_categorical_crossentropy)
+    fn = identifier if isinstance(identifier, Metric) else get(identifier)
+    name = getattr(fn, "name", None) if isinstance(fn, Metric) else None
+    return name or getattr(fn, "__name__", None) or type(fn).__name__, fn
+
+
+def config_name(identifier: Any) -> Any:
+    """How ``compile``'s metric entry is written to a saved model's ``training_config``."""
+    if isinstance(identifier, str):
+        return identifier
     if isinstance(identifier, Metric):
-        return identifier.name, identifier
-    fn = get(identifier)
-    name = identifier if isinstance(identifier, str) else getattr(fn, "__name__", "metric")
-    return name, fn
+        return identifier.name
+    return getattr(identifier, "__name__", None) or type(identifier).__name__

@@ -70,6 +70,35 @@ def require_tf_keras() -> tuple[Any, Any]:
     return load_tensorflow(), keras
 
 
+# The oracle's tf-keras runs with eager execution off but TensorFlow 2 behaviour on, where
+# compile names metrics as given ("accuracy", "mae", repeats "_1"); TensorFlow 1.x graph
+# mode, which flowmesh follows, names them "acc", "mean_absolute_error", "weighted_acc".
+_V1_METRIC_NAMES = {"accuracy": "acc", "acc": "acc", "mae": "mean_absolute_error",
+                    "mse": "mean_squared_error"}
+
+
+def v1_metric_names(history: dict[str, Any], weighted: tuple[str, ...] = (),
+                    outputs: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A tf-keras (TensorFlow 2 behaviour) history or logs dict with the keys TensorFlow 1.x
+    graph mode gives: ``accuracy`` -> ``acc``, ``mae`` -> ``mean_absolute_error``; the
+    names in ``weighted`` (e.g. ``"accuracy_1"``, a weighted metric) -> ``weighted_<v1 name>``;
+    ``outputs``: the output names that prefix the metrics of a model with several outputs."""
+    renamed = {}
+    for key, value in history.items():
+        prefix, name = ("val_", key[4:]) if key.startswith("val_") else ("", key)
+        for output in outputs:
+            if name.startswith(output + "_"):
+                prefix, name = prefix + output + "_", name[len(output) + 1:]
+                break
+        if name in weighted:
+            base = name.rsplit("_", 1)[0]
+            name = "weighted_" + _V1_METRIC_NAMES.get(base, base)
+        else:
+            name = _V1_METRIC_NAMES.get(name, name)
+        renamed[prefix + name] = value
+    return renamed
+
+
 Build = Callable[[Any, Any, Any], Any]
 
 

@@ -24,10 +24,11 @@ class CompileConfig:
     loss_weights: list[float]
     metric_specs: list[list[Any]]
     output_names: list[str]
-    metric_names: list[str] = field(default_factory=list)
+    metric_names: list[str] = field(default_factory=list)  # the output losses' names first
     sample_weight_modes: list[str | None] = field(default_factory=list)  # None or "temporal", per output
     weighted_specs: list[list[Any]] = field(default_factory=list)  # weighted_metrics, per output
-    weighted_names: list[str] = field(default_factory=list)  # the first output's, as compile named them
+    weighted_names: list[Any] = field(default_factory=list)  # the first output's, as compile named them
+    plain_names: list[Any] = field(default_factory=list)  # the first output's metrics, as compile named them
 
 
 def _per_output(value: Any, names: list[str], what: str) -> list[Any]:
@@ -49,8 +50,9 @@ def resolve(optimizer: Any, loss: Any, metrics: Any, loss_weights: Any, output_n
             output_shapes: list[Any], sample_weight_mode: Any = None,
             weighted_metrics: Any = None) -> CompileConfig:
     """Validates and resolves every name (raising ValueError listing the valid names).
-    Metric names follow tf-keras: per output, ``metrics`` then ``weighted_metrics``, a
-    repeated name gets ``_1``, ``_2``, ..."""
+    Metric names follow tf-keras in TensorFlow 1.x graph mode: per output, ``metrics`` then
+    ``weighted_metrics`` (prefixed ``weighted_``), an entry repeated in one list counted
+    once, a name taken by another output or list gets ``_1``, ``_2``, ..."""
     opt = optimizers.get(optimizer)
     if loss is None:
         raise ValueError("compile() needs a `loss` (a name such as 'mse', a function or a tf.keras.losses.Loss)")
@@ -59,21 +61,26 @@ def resolve(optimizer: Any, loss: Any, metrics: Any, loss_weights: Any, output_n
     plain, weighted = _metrics_per_output(metrics, output_names), _metrics_per_output(weighted_metrics, output_names)
     specs: list[list[Any]] = []
     weighted_specs: list[list[Any]] = []
-    names: list[str] = []
-    base_names: list[list[str]] = []
+    # A model with several outputs reports each output's loss first (``<output>_loss``).
+    names: list[str] = [f"{n}_loss" for n in output_names] if len(output_names) > 1 else []
+    config_names: list[list[Any]] = []
     for i, fn in enumerate(loss_fns):
-        for entries, into in ((plain[i], specs), (weighted[i], weighted_specs)):
-            resolved, base_names = [], base_names + [[]]
-            for entry in (entries if isinstance(entries, (list, tuple)) else [entries] if entries else []):
+        for prefix, entries, into in (("", plain[i], specs), ("weighted_", weighted[i], weighted_specs)):
+            entries = list(entries) if isinstance(entries, (list, tuple)) else [entries] if entries else []
+            config_names.append([metrics_lib.config_name(e) for e in entries])
+            by_name: dict[str, Any] = {}  # a repeated name keeps its place, the last entry wins
+            for entry in entries:
                 name, metric = metrics_lib.resolve(entry, fn, output_shapes[i])
-                base_names[-1].append(name)
+                by_name[prefix + name] = metric
+            resolved = []
+            for name, metric in by_name.items():
                 name = _unique(f"{output_names[i]}_{name}" if len(output_names) > 1 else name, names)
                 resolved.append((name, metric))
                 names.append(name)
             into.append(resolved)
     return CompileConfig(opt, loss_fns, [float(w if w is not None else 1.0) for w in weights], specs,
                          output_names, names, sample_weights.resolve_modes(sample_weight_mode, output_names),
-                         weighted_specs, base_names[1])
+                         weighted_specs, config_names[1], config_names[0])
 
 
 def _metrics_per_output(metrics: Any, output_names: list[str]) -> list[Any]:
@@ -95,14 +102,14 @@ class TrainingGraph:
 
     def __init__(self, model: Any, config: CompileConfig, target_shapes: list[tuple]):
         from flowmesh.ops import math_ops
-        from flowmesh.ops.constant_op import placeholder
+        from flowmesh.ops.constant_op import constant, placeholder
         from flowmesh.ops.reduction_ops import reduce_mean
 
         self.graph = get_default_graph()
         self.inputs = list(model.inputs)
         outputs = list(model.outputs)
         self.targets, self.sample_weights = [], []
-        per_output_losses = []
+        per_output_losses, output_losses = [], []
         metric_tensors = []
         self.metric_counts: list[Any] = []
         self.metric_count_slots: list[int | None] = []
@@ -118,6 +125,8 @@ class TrainingGraph:
                 with self.graph.name_scope(f"loss/{name}_loss" if len(outputs) > 1 else "loss"):
                     value = output_loss(fn, target, out, weight, mask)
                 per_output_losses.append(value * config.loss_weights[i] if config.loss_weights[i] != 1.0 else value)
+                if len(outputs) > 1:  # reported unweighted, a mean over the batches (tf-keras's)
+                    output_losses.append(value)
                 with self.graph.name_scope("metrics"):
                     for _, metric in config.metric_specs[i]:
                         values = math_ops.cast(metric(target, out), dtypes.float32)
@@ -138,7 +147,11 @@ class TrainingGraph:
             if regularization:
                 total = math_ops.add_n([total] + regularization)
             self.total_loss = total
-            self.metric_tensors = metric_tensors
+            self.metric_tensors = output_losses + metric_tensors
+            if output_losses:  # each batch weighs 1 in the epoch means of the output losses
+                one = constant(1.0, name="batch_weight")
+                self.metric_count_slots = [len(self.metric_counts)] * len(output_losses) + self.metric_count_slots
+                self.metric_counts = self.metric_counts + [one]
             self.outputs = outputs
         self._train_op: Any = None
         self.model = model

@@ -89,6 +89,14 @@ class Model(Layer):
                 return layer
         raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in self.layers]}.")
 
+    def _node_attr(self, attr: str) -> Any:
+        """A functional model's ``input``/``output`` (and their shapes) are its own inputs and
+        outputs, also before it is called on other tensors (as Keras's)."""
+        if self._is_graph_network and self.inputs:
+            tensors = self.inputs if attr == "input_tensors" else self.outputs
+            return tensors[0] if len(tensors) == 1 else list(tensors)
+        return super()._node_attr(attr)
+
     @property
     def input_names(self) -> list[str]:
         return [node_lib.history(t)[0].name if node_lib.history(t) else t.op.name for t in self.inputs]

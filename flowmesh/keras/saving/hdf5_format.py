@@ -41,7 +41,7 @@ def _training_config(model: Any) -> dict[str, Any] | None:
         loss = [losses.serialize(losses.get(v)) for v in loss]
     else:
         loss = losses.serialize(losses.get(loss))
-    metrics = [name for specs in compiled.metric_specs[:1] for name, _ in specs]
+    metrics = list(compiled.plain_names)
     weights = compiled.loss_weights
     return {"loss": loss, "metrics": sorted(set(metrics), key=metrics.index),
             "loss_weights": None if all(w == 1.0 for w in weights) else weights,
