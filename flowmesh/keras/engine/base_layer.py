@@ -58,6 +58,7 @@ class Layer:
         self.input_spec: Any = None
         self._trainable_weights: list[Any] = []
         self._non_trainable_weights: list[Any] = []
+        self._weight_local_names: dict[int, str] = {}
         self._updates: list[Any] = []
         self._losses: list[Any] = []
         self._callable_losses: list[Any] = []
@@ -182,6 +183,7 @@ class Layer:
             self._trainable_weights.append(variable)
         else:
             self._non_trainable_weights.append(variable)
+        self._weight_local_names[id(variable)] = name  # its name in object-graph checkpoints
         regularizer = regularizers.get(regularizer)
         if regularizer is not None:
             self._add_weight_regularization(name, variable, regularizer)

@@ -288,13 +288,15 @@ class Model(Layer):
         return json.dumps(config, default=_json_default, **kwargs)
 
     def save_weights(self, filepath: str, overwrite: bool = True, save_format: str | None = None) -> None:
-        """Writes the weights to HDF5 (``.h5``/``.keras``/``.hdf5``) or a flowmesh checkpoint."""
+        """Writes the weights to HDF5 (``.h5``/``.keras``/``.hdf5``) or, for any other path,
+        a TensorFlow-format checkpoint matched by structure (tf-keras's object graph)."""
         from flowmesh.keras.saving import weights_io
 
         weights_io.save_weights(self, filepath, save_format)
 
     def load_weights(self, filepath: str, by_name: bool = False, skip_mismatch: bool = False) -> None:
-        """Reads weights written by :meth:`save_weights` (or by TensorFlow's Keras, HDF5)."""
+        """Reads weights written by :meth:`save_weights` (or by tf-keras: HDF5 or TensorFlow
+        format), into a model of the same structure whatever its variables are named."""
         from flowmesh.keras.saving import weights_io
 
         weights_io.load_weights(self, filepath, by_name, skip_mismatch)
