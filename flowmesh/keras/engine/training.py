@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from flowmesh.core import dtypes
-from flowmesh.core.graph import Tensor
+from flowmesh.core.graph import Tensor, get_default_graph
 from flowmesh.keras import backend
 from flowmesh.keras.engine import compile_utils, functional, training_loop
 from flowmesh.keras.engine import node as node_lib
@@ -191,7 +191,7 @@ class Model(Layer):
             config.output_names = self.output_names
         shapes = [tuple(np.shape(y)) for y in ys]
         built = self._training_graph
-        if built is not None and built.graph is backend.get_default_graph() and \
+        if built is not None and built.graph is get_default_graph() and \
                 [tuple(t.shape.as_list()[1:]) for t in built.targets] == [s[1:] for s in shapes]:
             return built
         training_loop.check_targets(self, config, shapes)
