@@ -5,6 +5,7 @@ from flowmesh.keras import (
     activations,
     backend,
     callbacks,
+    constraints,
     initializers,
     layers,
     losses,
@@ -18,7 +19,7 @@ from flowmesh.keras.engine.input_layer import Input
 from flowmesh.keras.engine.sequential import Sequential
 from flowmesh.keras.engine.training import Model
 
-__all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "initializers", "layers",
+__all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "constraints", "initializers", "layers",
            "losses", "metrics", "models", "optimizers", "regularizers", "utils"]
 
 from flowmesh.estimator import keras_estimator as estimator  # noqa: E402, F401 - tf.keras.estimator

@@ -91,6 +91,7 @@ class Optimizer:
                 grads_and_vars = [(clip_ops.clip_by_value(g, -self.clipvalue, self.clipvalue), v)
                                   for g, v in grads_and_vars]
             step = opt.apply_gradients(grads_and_vars, global_step=self._iterations)
+            step = _apply_constraints(step, [v for _, v in grads_and_vars])
         self._train_opt, self._slot_params = opt, [v for _, v in grads_and_vars]  # for model files
         if getattr(self, "_pending_weights", None) is not None:  # state read by load_model,
             self._restore_pending_weights(self)  # which also set how to assign it
@@ -102,6 +103,19 @@ class Optimizer:
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Optimizer:
         return cls(**config)
+
+
+def _apply_constraints(step: Any, params: list[Any]) -> Any:
+    """The step, then each constrained variable projected by its ``constraint`` (as Keras's
+    optimizers do after a variable's update)."""
+    constrained = [v for v in params if getattr(v, "constraint", None) is not None]
+    if not constrained:
+        return step
+    from flowmesh.core.graph import control_dependencies
+    from flowmesh.ops.control_flow_ops import group
+
+    with control_dependencies([step]):
+        return group(*[v.assign(v.constraint(v)) for v in constrained], name="constraints")
 
 
 class SGD(Optimizer):

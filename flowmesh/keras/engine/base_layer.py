@@ -17,7 +17,7 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.graph import GraphKeys, Tensor, get_default_graph
 from flowmesh.core.shapes import TensorShape, as_shape
-from flowmesh.keras import backend, initializers, regularizers
+from flowmesh.keras import backend, constraints, initializers, regularizers
 from flowmesh.keras.engine import keras_mask
 from flowmesh.keras.engine import node as node_lib
 from flowmesh.keras.engine.input_spec import InputSpec, check_input
@@ -175,6 +175,7 @@ class Layer:
         dtype = dtypes.as_dtype(dtype or self.dtype)
         trainable = True if trainable is None else trainable
         initializer = initializers.get(initializer)
+        constraint = constraints.get(constraint)
         if initializer is None:
             initializer = self._default_initializer(dtype)
         variable = self._make_weight(name, as_shape(shape or ()), dtype, initializer,

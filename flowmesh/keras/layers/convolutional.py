@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowmesh.core.shapes import TensorShape
-from flowmesh.keras import activations, initializers, regularizers
+from flowmesh.keras import activations, constraints, initializers, regularizers
 from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_spec import InputSpec
 from flowmesh.ops import array_ops, nn_conv_ops, nn_ops
@@ -74,7 +74,8 @@ class Conv(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.input_spec = InputSpec(ndim=self.rank + 2)
 
     @property
@@ -131,7 +132,9 @@ class Conv(Layer):
                       kernel_initializer=initializers.serialize(self.kernel_initializer),
                       bias_initializer=initializers.serialize(self.bias_initializer),
                       kernel_regularizer=regularizers.serialize(self.kernel_regularizer),
-                      bias_regularizer=regularizers.serialize(self.bias_regularizer))
+                      bias_regularizer=regularizers.serialize(self.bias_regularizer),
+                      kernel_constraint=constraints.serialize(self.kernel_constraint),
+                      bias_constraint=constraints.serialize(self.bias_constraint))
         return config
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from flowmesh.core.shapes import TensorShape
-from flowmesh.keras import activations, backend, initializers, regularizers
+from flowmesh.keras import activations, backend, constraints, initializers, regularizers
 from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_spec import InputSpec
 from flowmesh.ops import array_ops, linalg_ops, nn_impl, nn_ops
@@ -33,7 +33,8 @@ class Dense(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.input_spec = InputSpec(min_ndim=2)
         self.supports_masking = True
 
@@ -71,7 +72,9 @@ class Dense(Layer):
                       kernel_initializer=initializers.serialize(self.kernel_initializer),
                       bias_initializer=initializers.serialize(self.bias_initializer),
                       kernel_regularizer=regularizers.serialize(self.kernel_regularizer),
-                      bias_regularizer=regularizers.serialize(self.bias_regularizer))
+                      bias_regularizer=regularizers.serialize(self.bias_regularizer),
+                      kernel_constraint=constraints.serialize(self.kernel_constraint),
+                      bias_constraint=constraints.serialize(self.bias_constraint))
         return config
 
 
