@@ -283,15 +283,26 @@ class Layer:
             if not self.built:
                 self._maybe_build(inputs)
             outputs = self.call(inputs, *args, **call_kwargs)
+            outputs = _distinct_outputs(inputs, outputs)
             if self._activity_regularizer is not None:
-                for out in nest.flatten(outputs):
-                    with graph.name_scope("ActivityRegularizer"):
-                        self._losses.append(self._activity_regularizer(out))
+                self._add_activity_losses(outputs)
             self._set_output_masks(inputs, outputs, masks)
         self._record_node(inputs, outputs, kwargs)
         return outputs
 
     apply = __call__
+
+    def _add_activity_losses(self, outputs: Any) -> None:
+        """The activity regularizer's value on each output divided by its batch size (so the
+        penalty does not grow with the batch, as tf-keras does)."""
+        from flowmesh.ops import array_ops, cast_ops
+
+        graph = get_default_graph()
+        for out in nest.flatten(outputs):
+            with graph.name_scope("ActivityRegularizer"):
+                loss = self._activity_regularizer(out)
+                batch = cast_ops.cast(array_ops.shape(out)[0], loss.dtype)
+                self._losses.append(loss / batch)
 
     def _input_masks(self, inputs: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         """The input masks (given as ``mask=`` or carried by the inputs) and the keyword
@@ -410,6 +421,17 @@ class Layer:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _distinct_outputs(inputs: Any, outputs: Any) -> Any:
+    """Outputs that are one of the inputs (an identity layer) become ``tf.identity`` copies,
+    as in Keras: each tensor has one producing layer call in the functional graph."""
+    from flowmesh.ops import array_ops
+
+    seen = {id(t) for t in nest.flatten(inputs) if isinstance(t, Tensor)}
+    if not any(id(t) in seen for t in nest.flatten(outputs)):
+        return outputs
+    return nest.map_structure(lambda t: array_ops.identity(t) if id(t) in seen else t, outputs)
 
 
 def _tensor_like(x: Any) -> bool:

@@ -1,0 +1,112 @@
+"""The layers of issue 26 against tf-keras (graph mode): same weights -> same outputs,
+gradients (input and weights), weight names and shapes; same ``get_config`` and a
+``from_config`` round trip."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from flowmesh.testing.keras_oracle import compare_config, compare_layer
+
+pytestmark = pytest.mark.oracle
+
+RNG = np.random.default_rng(11)
+VEC = RNG.standard_normal((4, 6)).astype(np.float32)
+SEQ = RNG.standard_normal((3, 7, 4)).astype(np.float32)
+IMG = RNG.standard_normal((2, 6, 6, 3)).astype(np.float32)
+VOL = RNG.standard_normal((2, 4, 5, 4, 2)).astype(np.float32)
+
+CASES = {
+    "leaky_relu": (lambda tf, L, x: L.LeakyReLU(0.2)(L.Dense(4)(x)), VEC),
+    "relu_capped": (lambda tf, L, x: L.ReLU(max_value=0.5, negative_slope=0.1, threshold=0.2)(x), VEC),
+    "relu6": (lambda tf, L, x: L.ReLU(6.0)(x * 4.0), VEC),
+    "prelu_shared": (lambda tf, L, x: L.PReLU(alpha_initializer="ones", shared_axes=[1, 2])(x), IMG),
+    "prelu": (lambda tf, L, x: L.PReLU()(L.Dense(3)(x)), VEC),
+    "elu": (lambda tf, L, x: L.ELU(0.7)(x), VEC),
+    "softmax_axes": (lambda tf, L, x: L.Softmax(axis=(1, 2))(x), SEQ),
+    "softmax": (lambda tf, L, x: L.Softmax(axis=1)(x), SEQ),
+    "thresholded_relu": (lambda tf, L, x: L.ThresholdedReLU(0.4)(x), VEC),
+    "zero_padding1d": (lambda tf, L, x: L.ZeroPadding1D((1, 2))(x), SEQ),
+    "zero_padding2d": (lambda tf, L, x: L.ZeroPadding2D(((1, 0), (2, 1)))(x), IMG),
+    "zero_padding3d": (lambda tf, L, x: L.ZeroPadding3D(1)(x), VOL),
+    "cropping1d": (lambda tf, L, x: L.Cropping1D((2, 1))(x), SEQ),
+    "cropping2d": (lambda tf, L, x: L.Cropping2D(((1, 0), (2, 1)))(x), IMG),
+    "cropping3d": (lambda tf, L, x: L.Cropping3D(((1, 0), (0, 2), (1, 1)))(x), VOL),
+    "upsampling1d": (lambda tf, L, x: L.UpSampling1D(3)(x), SEQ),
+    "upsampling2d_bilinear": (lambda tf, L, x: L.UpSampling2D(2, interpolation="bilinear")(x), IMG),
+    "upsampling3d": (lambda tf, L, x: L.UpSampling3D((1, 2, 2))(x), VOL),
+    "repeat_vector": (lambda tf, L, x: L.RepeatVector(3)(x), VEC),
+    "permute": (lambda tf, L, x: L.Permute((2, 1))(x), SEQ),
+    "conv3d": (lambda tf, L, x: L.Conv3D(3, (2, 3, 2), strides=(1, 2, 1), padding="same", activation="relu")(x), VOL),
+    "conv1d_causal": (lambda tf, L, x: L.Conv1D(2, 3, padding="causal", dilation_rate=2)(x), SEQ),
+    "conv1d_transpose": (lambda tf, L, x: L.Conv1DTranspose(3, 3, strides=2, padding="same")(x), SEQ),
+    "conv1d_transpose_valid": (lambda tf, L, x: L.Conv1DTranspose(2, 2, strides=3, output_padding=1)(x), SEQ),
+    "conv3d_transpose": (lambda tf, L, x: L.Conv3DTranspose(2, 2, strides=(2, 1, 2), padding="same")(x), VOL),
+    "depthwise_conv2d": (lambda tf, L, x: L.DepthwiseConv2D(3, depth_multiplier=2, padding="same",
+                                                           activation="relu")(x), IMG),
+    "depthwise_conv2d_strided": (lambda tf, L, x: L.DepthwiseConv2D((3, 2), strides=2, use_bias=False)(x), IMG),
+    "depthwise_conv1d": (lambda tf, L, x: L.DepthwiseConv1D(3, depth_multiplier=2)(x), SEQ),
+    "separable_conv2d": (lambda tf, L, x: L.SeparableConv2D(4, 3, padding="same", depth_multiplier=2)(x), IMG),
+    "separable_conv2d_dilated": (lambda tf, L, x: L.SeparableConv2D(2, 2, dilation_rate=2)(x), IMG),
+    "separable_conv1d": (lambda tf, L, x: L.SeparableConv1D(3, 2, strides=2, activation="tanh")(x), SEQ),
+    "max_pooling3d": (lambda tf, L, x: L.MaxPooling3D((2, 2, 2), padding="same")(x), VOL),
+    "average_pooling3d": (lambda tf, L, x: L.AveragePooling3D(2, strides=(1, 2, 1))(x), VOL),
+    "global_pooling3d": (lambda tf, L, x: L.GlobalAveragePooling3D()(x) + L.GlobalMaxPooling3D()(x), VOL),
+    "dot": (lambda tf, L, x: L.Dot(axes=(2, 2))([x, L.Dense(4)(x)]), SEQ),
+    "dot_normalize": (lambda tf, L, x: L.dot([x, L.Dense(6)(x)], axes=1, normalize=True), VEC),
+    "gaussian_noise_inference": (lambda tf, L, x: L.GaussianNoise(0.5)(x), VEC),
+    "gaussian_dropout_inference": (lambda tf, L, x: L.GaussianDropout(0.3)(x), VEC),
+    "alpha_dropout_inference": (lambda tf, L, x: L.AlphaDropout(0.3)(x), VEC),
+    "spatial_dropout_inference": (lambda tf, L, x: L.SpatialDropout2D(0.5)(x), IMG),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_layer_matches_tf_keras(case):
+    build, value = CASES[case]
+    compare_layer(build, value, keras=True)
+
+
+CONFIGS = {
+    "leaky_relu": (lambda L: L.LeakyReLU(0.2), (3,)),
+    "relu": (lambda L: L.ReLU(2.0, 0.1, 0.5), (3,)),
+    "prelu": (lambda L: L.PReLU(alpha_regularizer="l2", shared_axes=1), (3, 2)),
+    "elu": (lambda L: L.ELU(0.5), (3,)),
+    "softmax": (lambda L: L.Softmax(axis=1), (3, 2)),
+    "thresholded_relu": (lambda L: L.ThresholdedReLU(0.5), (3,)),
+    "zero_padding1d": (lambda L: L.ZeroPadding1D((1, 2)), (3, 2)),
+    "zero_padding2d": (lambda L: L.ZeroPadding2D(2), (3, 3, 1)),
+    "zero_padding3d": (lambda L: L.ZeroPadding3D(((1, 0), (0, 1), (2, 2))), (2, 2, 2, 1)),
+    "cropping1d": (lambda L: L.Cropping1D(1), (5, 2)),
+    "cropping2d": (lambda L: L.Cropping2D((1, 2)), (5, 5, 1)),
+    "cropping3d": (lambda L: L.Cropping3D(), (4, 4, 4, 1)),
+    "upsampling1d": (lambda L: L.UpSampling1D(3), (3, 2)),
+    "upsampling2d": (lambda L: L.UpSampling2D(3, interpolation="bilinear"), (3, 3, 1)),
+    "upsampling3d": (lambda L: L.UpSampling3D(2), (2, 2, 2, 1)),
+    "repeat_vector": (lambda L: L.RepeatVector(4), (3,)),
+    "permute": (lambda L: L.Permute((2, 3, 1)), (2, 3, 4)),
+    "conv3d": (lambda L: L.Conv3D(2, 2, kernel_constraint="max_norm"), (3, 3, 3, 1)),
+    "conv1d_transpose": (lambda L: L.Conv1DTranspose(2, 3, strides=2, output_padding=1), (5, 2)),
+    "conv3d_transpose": (lambda L: L.Conv3DTranspose(2, 2, padding="same"), (3, 3, 3, 1)),
+    "depthwise_conv2d": (lambda L: L.DepthwiseConv2D(3, depth_multiplier=2, depthwise_regularizer="l1"), (5, 5, 2)),
+    "depthwise_conv1d": (lambda L: L.DepthwiseConv1D(2), (5, 2)),
+    "separable_conv2d": (lambda L: L.SeparableConv2D(3, 2, pointwise_initializer="ones"), (5, 5, 2)),
+    "separable_conv1d": (lambda L: L.SeparableConv1D(3, 2, padding="causal"), (5, 2)),
+    "max_pooling3d": (lambda L: L.MaxPooling3D(2), (4, 4, 4, 1)),
+    "average_pooling3d": (lambda L: L.AveragePooling3D(2, padding="same"), (4, 4, 4, 1)),
+    "global_average_pooling3d": (lambda L: L.GlobalAveragePooling3D(keepdims=True), (4, 4, 4, 1)),
+    "dot": (lambda L: L.Dot(axes=-1, normalize=True), [(3,), (3,)]),
+    "gaussian_noise": (lambda L: L.GaussianNoise(0.1, seed=3), (3,)),
+    "gaussian_dropout": (lambda L: L.GaussianDropout(0.1), (3,)),
+    "alpha_dropout": (lambda L: L.AlphaDropout(0.1, seed=1), (3,)),
+    "spatial_dropout1d": (lambda L: L.SpatialDropout1D(0.2), (3, 2)),
+    "spatial_dropout3d": (lambda L: L.SpatialDropout3D(0.2, data_format="channels_first"), (1, 2, 2, 2)),
+    "activity_regularization": (lambda L: L.ActivityRegularization(0.1, 0.2), (3,)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFIGS))
+def test_config_matches_tf_keras(case):
+    make, shape = CONFIGS[case]
+    compare_config(make, shape)
