@@ -59,6 +59,26 @@ CASES = {
     "gaussian_dropout_inference": (lambda tf, L, x: L.GaussianDropout(0.3)(x), VEC),
     "alpha_dropout_inference": (lambda tf, L, x: L.AlphaDropout(0.3)(x), VEC),
     "spatial_dropout_inference": (lambda tf, L, x: L.SpatialDropout2D(0.5)(x), IMG),
+    "attention": (lambda tf, L, x: L.Attention()([x, L.Dense(4)(x)]), SEQ),
+    "attention_scaled_causal": (lambda tf, L, x: L.Attention(use_scale=True)([x, x, L.Dense(4)(x)],
+                                                                           use_causal_mask=True), SEQ),
+    "attention_concat_masked": (lambda tf, L, x: L.Attention(score_mode="concat")(
+        [x, x[:, :5]], mask=[None, tf.constant(np.arange(5) < 3)[None] & tf.ones([3, 5], tf.bool)]), SEQ),
+    "attention_scores": (lambda tf, L, x: L.Attention()([x, x], return_attention_scores=True)[1], SEQ),
+    "additive_attention": (lambda tf, L, x: L.AdditiveAttention()([x, L.Dense(4)(x)]), SEQ),
+    "additive_attention_unscaled": (lambda tf, L, x: L.AdditiveAttention(use_scale=False)([x, x]), SEQ),
+    "einsum_dense": (lambda tf, L, x: L.EinsumDense("abc,cd->abd", (None, 5), bias_axes="d")(x), SEQ),
+    "einsum_dense_elided": (lambda tf, L, x: L.EinsumDense("...b,bc->...c", 3, activation="relu")(x), SEQ),
+    "einsum_dense_heads": (lambda tf, L, x: L.EinsumDense("abc,cde->abde", (None, 2, 3), bias_axes="de")(x), SEQ),
+    "multi_head_attention": (lambda tf, L, x: L.MultiHeadAttention(2, 3)(x, x), SEQ),
+    "multi_head_attention_cross": (lambda tf, L, x: L.MultiHeadAttention(3, 2, value_dim=4, output_shape=5)(
+        x, L.Dense(6)(x[:, :5]), L.Dense(4)(x[:, 2:])), SEQ),
+    "multi_head_attention_causal": (lambda tf, L, x: L.MultiHeadAttention(2, 2, use_bias=False)(
+        x, x, use_causal_mask=True), SEQ),
+    "multi_head_attention_mask_scores": (lambda tf, L, x: L.MultiHeadAttention(2, 2)(
+        x, x, attention_mask=tf.constant(np.tril(np.ones((7, 7), bool))[None]), return_attention_scores=True)[1],
+        SEQ),
+    "multi_head_attention_2d": (lambda tf, L, x: L.MultiHeadAttention(2, 2, attention_axes=(1, 2))(x, x), IMG),
 }
 
 
@@ -103,6 +123,9 @@ CONFIGS = {
     "spatial_dropout1d": (lambda L: L.SpatialDropout1D(0.2), (3, 2)),
     "spatial_dropout3d": (lambda L: L.SpatialDropout3D(0.2, data_format="channels_first"), (1, 2, 2, 2)),
     "activity_regularization": (lambda L: L.ActivityRegularization(0.1, 0.2), (3,)),
+    "attention": (lambda L: L.Attention(use_scale=True, score_mode="concat", dropout=0.1), [(4, 3), (5, 3)]),
+    "additive_attention": (lambda L: L.AdditiveAttention(use_scale=False), [(4, 3), (5, 3)]),
+    "einsum_dense": (lambda L: L.EinsumDense("abc,cd->abd", (None, 5), bias_axes="d", activation="relu"), (4, 3)),
 }
 
 
@@ -110,3 +133,22 @@ CONFIGS = {
 def test_config_matches_tf_keras(case):
     make, shape = CONFIGS[case]
     compare_config(make, shape)
+
+
+def test_multi_head_attention_config_matches_tf_keras():
+    """Called on (query, value): the config records the shapes, from_config rebuilds the
+    projections (unbuilt) from them."""
+    import flowmesh
+    from flowmesh.testing.keras_oracle import _plain, require_tf_keras
+
+    tf1, tf_keras = require_tf_keras()
+    configs = []
+    for lib, layers in ((tf1, tf_keras.layers), (flowmesh, flowmesh.keras.layers)):
+        with lib.Graph().as_default():
+            layer = layers.MultiHeadAttention(2, 3, dropout=0.1, kernel_regularizer="l2", attention_axes=1)
+            layer(lib.placeholder(lib.float32, [None, 4, 6]), lib.placeholder(lib.float32, [None, 5, 6]))
+            configs.append(_plain(layer.get_config()))
+    assert configs[1] == configs[0]
+    with flowmesh.Graph().as_default():
+        again = flowmesh.keras.layers.MultiHeadAttention.from_config(configs[1])
+        assert _plain(again.get_config()) == configs[1] and again._query_dense.name == "query"

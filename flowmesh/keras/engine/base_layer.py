@@ -287,7 +287,7 @@ class Layer:
             if self._activity_regularizer is not None:
                 self._add_activity_losses(outputs)
             self._set_output_masks(inputs, outputs, masks)
-        self._record_node(inputs, outputs, kwargs)
+        self._record_node(inputs, outputs, kwargs, args)
         return outputs
 
     apply = __call__
@@ -364,11 +364,14 @@ class Layer:
             dims = x.shape.as_list() if x.shape.rank is not None else None
             check_input(spec, dims, self.name, i, _source(x))
 
-    def _record_node(self, inputs: Any, outputs: Any, kwargs: dict[str, Any]) -> None:
-        flat_in = [x for x in nest.flatten(inputs) if isinstance(x, Tensor)]
+    def _record_node(self, inputs: Any, outputs: Any, kwargs: dict[str, Any], args: tuple = ()) -> None:
+        flat_in: list[Tensor] = []
+        for x in nest.flatten(inputs) + nest.flatten(list(args)) + nest.flatten(list(kwargs.values())):
+            if isinstance(x, Tensor) and all(x is not seen for seen in flat_in):
+                flat_in.append(x)
         flat_out = [x for x in nest.flatten(outputs) if isinstance(x, Tensor)]
         if flat_in and flat_out:
-            node_lib.Node(self, flat_in, flat_out, dict(kwargs), inputs)
+            node_lib.Node(self, flat_in, flat_out, dict(kwargs), inputs, args)
 
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         """The output shape for ``input_shape``, found by calling the layer on placeholders

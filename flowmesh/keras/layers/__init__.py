@@ -5,10 +5,12 @@ from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_layer import Input, InputLayer
 from flowmesh.keras.engine.input_spec import InputSpec
 from flowmesh.keras.layers.activation import ELU, LeakyReLU, PReLU, ReLU, Softmax, ThresholdedReLU
+from flowmesh.keras.layers.attention import AdditiveAttention, Attention
 from flowmesh.keras.layers.convolutional import Conv1D, Conv2D, Conv2DTranspose, Conv3D
 from flowmesh.keras.layers.convolutional_transpose import Conv1DTranspose, Conv3DTranspose
 from flowmesh.keras.layers.core import Activation, Dense, Dropout, Flatten, Lambda, Reshape
 from flowmesh.keras.layers.depthwise import DepthwiseConv1D, DepthwiseConv2D, SeparableConv1D, SeparableConv2D
+from flowmesh.keras.layers.einsum_dense import EinsumDense
 from flowmesh.keras.layers.embedding import Embedding
 from flowmesh.keras.layers.masking import Masking
 from flowmesh.keras.layers.merge import (
@@ -29,6 +31,7 @@ from flowmesh.keras.layers.merge import (
     multiply,
     subtract,
 )
+from flowmesh.keras.layers.multi_head_attention import MultiHeadAttention
 from flowmesh.keras.layers.noise import (
     ActivityRegularization,
     AlphaDropout,

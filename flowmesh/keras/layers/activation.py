@@ -9,7 +9,7 @@ from flowmesh.core.shapes import TensorShape
 from flowmesh.keras import backend, constraints, initializers, regularizers
 from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_spec import InputSpec
-from flowmesh.ops import cast_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, reduction_ops
 
 
 class _Elementwise(Layer):
@@ -117,12 +117,17 @@ class Softmax(_Elementwise):
     """Softmax over ``axis`` (an int or a tuple of axes); masked entries (``mask`` false)
     get a large negative score first."""
 
-    def __init__(self, axis: Any = -1, **kwargs: Any):
+    def __init__(self, axis: Any = -1, robust_masking: bool = False, **kwargs: Any):
         super().__init__(**kwargs)
-        self.axis = axis
+        self.axis, self.robust_masking = axis, robust_masking
 
     def call(self, inputs: Any, mask: Any = None) -> Any:
-        if mask is not None:
+        if mask is not None and self.robust_masking:  # masked scores replaced, not shifted
+            from flowmesh.ops.select_ops import where
+
+            keep = mask if mask.dtype.name == "bool" else math_ops.greater(mask, 0.5)
+            inputs = where(keep, inputs, array_ops.fill(array_ops.shape(inputs), _large_negative(inputs.dtype)))
+        elif mask is not None:
             inputs = inputs + (1.0 - cast_ops.cast(mask, inputs.dtype)) * _large_negative(inputs.dtype)
         if isinstance(self.axis, (tuple, list)):
             if len(self.axis) > 1:
@@ -132,7 +137,10 @@ class Softmax(_Elementwise):
         return backend.softmax(inputs, axis=self.axis)
 
     def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "axis": self.axis}
+        config = {**super().get_config(), "axis": self.axis}
+        if self.robust_masking:
+            config["robust_masking"] = True
+        return config
 
 
 class ThresholdedReLU(_Elementwise):

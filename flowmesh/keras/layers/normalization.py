@@ -14,7 +14,7 @@ from typing import Any
 
 from flowmesh.core.graph import get_default_graph
 from flowmesh.core.shapes import TensorShape
-from flowmesh.keras import backend, initializers, regularizers
+from flowmesh.keras import backend, constraints, initializers, regularizers
 from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_spec import InputSpec
 from flowmesh.ops import array_ops, math_ops, nn_norm_ops
@@ -162,7 +162,8 @@ class LayerNormalization(Layer):
 
     def __init__(self, axis: Any = -1, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
                  beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
-                 beta_regularizer: Any = None, gamma_regularizer: Any = None, **kwargs: Any):
+                 beta_regularizer: Any = None, gamma_regularizer: Any = None, beta_constraint: Any = None,
+                 gamma_constraint: Any = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.axis = axis
         self.epsilon, self.center, self.scale = float(epsilon), center, scale
@@ -170,6 +171,8 @@ class LayerNormalization(Layer):
         self.gamma_initializer = initializers.get(gamma_initializer)
         self.beta_regularizer = regularizers.get(beta_regularizer)
         self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
         self.supports_masking = True
 
     def build(self, input_shape: Any) -> None:
@@ -178,9 +181,11 @@ class LayerNormalization(Layer):
         self._axes = sorted(a % shape.rank for a in axes)
         param = [shape[a] for a in self._axes]
         self.gamma = self.add_weight("gamma", param, initializer=self.gamma_initializer,
-                                     regularizer=self.gamma_regularizer) if self.scale else None
+                                     regularizer=self.gamma_regularizer,
+                                     constraint=self.gamma_constraint) if self.scale else None
         self.beta = self.add_weight("beta", param, initializer=self.beta_initializer,
-                                    regularizer=self.beta_regularizer) if self.center else None
+                                    regularizer=self.beta_regularizer,
+                                    constraint=self.beta_constraint) if self.center else None
         self.built = True
 
     def call(self, inputs: Any) -> Any:
@@ -198,4 +203,10 @@ class LayerNormalization(Layer):
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon,
-                "center": self.center, "scale": self.scale}
+                "center": self.center, "scale": self.scale,
+                "beta_initializer": initializers.serialize(self.beta_initializer),
+                "gamma_initializer": initializers.serialize(self.gamma_initializer),
+                "beta_regularizer": regularizers.serialize(self.beta_regularizer),
+                "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
+                "beta_constraint": constraints.serialize(self.beta_constraint),
+                "gamma_constraint": constraints.serialize(self.gamma_constraint)}

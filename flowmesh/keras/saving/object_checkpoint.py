@@ -70,8 +70,8 @@ def children(obj: Any) -> list[tuple[str, Any]]:
     names = getattr(obj, "_weight_local_names", {})
     deps = [(names.get(id(w), w.op.name.rsplit("/", 1)[-1]), w)
             for w in list(obj._trainable_weights) + list(obj._non_trainable_weights)]
-    for attr, value in vars(obj).items():
-        if attr.startswith("_"):
+    for attr, value in vars(obj).items():  # private attributes too, as tf-keras tracks them
+        if attr in ("_inbound_nodes", "_layers", "_seq_layers"):
             continue
         if _is_layer(value) and value is not obj:
             deps.append((attr, value))
