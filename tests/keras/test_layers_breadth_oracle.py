@@ -79,7 +79,50 @@ CASES = {
         x, x, attention_mask=tf.constant(np.tril(np.ones((7, 7), bool))[None]), return_attention_scores=True)[1],
         SEQ),
     "multi_head_attention_2d": (lambda tf, L, x: L.MultiHeadAttention(2, 2, attention_axes=(1, 2))(x, x), IMG),
+    "identity": (lambda tf, L, x: L.Identity()(L.Dense(2)(x)), VEC),
+    "unit_normalization": (lambda tf, L, x: L.UnitNormalization(axis=[1, 2])(x), SEQ),
+    "group_normalization": (lambda tf, L, x: L.GroupNormalization(groups=2, axis=-1)(L.Conv2D(4, 1)(x)), IMG),
+    "group_normalization_instance": (lambda tf, L, x: L.GroupNormalization(groups=-1)(x), SEQ),
+    "locally_connected1d": (lambda tf, L, x: L.LocallyConnected1D(2, 3, strides=2, activation="tanh")(x), SEQ),
+    "locally_connected2d": (lambda tf, L, x: L.LocallyConnected2D(3, (2, 3), strides=(2, 1))(x), IMG),
+    "stacked_rnn_cells": (lambda tf, L, x: L.RNN(L.StackedRNNCells([L.SimpleRNNCell(3), L.SimpleRNNCell(2)]),
+                                                 return_sequences=True)(x), SEQ),
+    "rnn_cell_list": (lambda tf, L, x: L.RNN([L.LSTMCell(3, recurrent_activation="sigmoid"),
+                                             L.GRUCell(2, recurrent_activation="sigmoid", reset_after=True)],
+                                            return_state=True)(x)[1][1], SEQ),
+    "rnn_custom_cell": (lambda tf, L, x: L.RNN(_minimal_cell(L)(3))(x), SEQ),
 }
+
+
+def _minimal_cell(L):
+    """The custom cell of Keras's RNN guide: a Layer with ``state_size`` and ``call``."""
+
+    class MinimalRNNCell(L.Layer):
+        def __init__(self, units, **kwargs):
+            self.units = units
+            self.state_size = units
+            super().__init__(**kwargs)
+
+        def build(self, input_shape):
+            self.kernel = self.add_weight(shape=(input_shape[-1], self.units), initializer="uniform", name="kernel")
+            self.recurrent_kernel = self.add_weight(shape=(self.units, self.units), initializer="uniform",
+                                                    name="recurrent_kernel")
+            self.built = True
+
+        def call(self, inputs, states):
+            import flowmesh
+
+            K = flowmesh.keras.backend if isinstance(inputs, flowmesh.Tensor) else _tf_keras_backend()
+            output = K.dot(inputs, self.kernel) + K.dot(states[0], self.recurrent_kernel)
+            return output, [output]
+
+    return MinimalRNNCell
+
+
+def _tf_keras_backend():
+    from tf_keras import backend
+
+    return backend
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -126,6 +169,10 @@ CONFIGS = {
     "attention": (lambda L: L.Attention(use_scale=True, score_mode="concat", dropout=0.1), [(4, 3), (5, 3)]),
     "additive_attention": (lambda L: L.AdditiveAttention(use_scale=False), [(4, 3), (5, 3)]),
     "einsum_dense": (lambda L: L.EinsumDense("abc,cd->abd", (None, 5), bias_axes="d", activation="relu"), (4, 3)),
+    "identity": (lambda L: L.Identity(), (3,)),
+    "unit_normalization": (lambda L: L.UnitNormalization(axis=[1, 2]), (3, 2)),
+    "group_normalization": (lambda L: L.GroupNormalization(2, epsilon=0.1, gamma_constraint="non_neg"), (3, 4)),
+    "locally_connected2d": (lambda L: L.LocallyConnected2D(2, 2, activation="relu"), (3, 3, 1)),
 }
 
 
@@ -133,6 +180,20 @@ CONFIGS = {
 def test_config_matches_tf_keras(case):
     make, shape = CONFIGS[case]
     compare_config(make, shape)
+
+
+def test_rnn_with_stacked_cells_config_matches_tf_keras():
+    """The RNN's own settings and the cells' classes and names (flowmesh's SimpleRNNCell
+    config leaves out tf-keras's regularizer/constraint keys)."""
+    config = compare_config(lambda L: L.RNN(L.StackedRNNCells([L.SimpleRNNCell(2), L.SimpleRNNCell(3)])), (4, 2),
+                            ignore=("groups", "cell"))
+    assert "return_state" in config
+    import flowmesh
+
+    with flowmesh.Graph().as_default():
+        layer = flowmesh.keras.layers.RNN([flowmesh.keras.layers.SimpleRNNCell(2)])
+        again = type(layer).from_config(layer.get_config())
+        assert [type(c).__name__ for c in again.cell.cells] == ["SimpleRNNCell"]
 
 
 def test_multi_head_attention_config_matches_tf_keras():

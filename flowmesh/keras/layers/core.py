@@ -190,3 +190,16 @@ class Lambda(Layer):
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
         return self.mask(inputs, mask) if callable(self.mask) else self.mask
+
+
+class Identity(Layer):
+    """Returns its inputs (a copy of each tensor, so the functional graph has a node)."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs: Any) -> Any:
+        from flowmesh.ops import _structure as nest
+
+        return nest.map_structure(array_ops.identity, inputs)

@@ -115,6 +115,36 @@ class Permute(Layer):
         return {**super().get_config(), "dims": self.dims}
 
 
+class Wrapper(Layer):
+    """Base class of layers that wrap another layer (``self.layer``); its config carries the
+    wrapped layer's."""
+
+    def __init__(self, layer: Layer, **kwargs: Any):
+        if not isinstance(layer, Layer):
+            raise ValueError(f"Please initialize `{type(self).__name__}` layer with a `tf.keras.layers.Layer` "
+                             f"instance. Received: {layer!r}")
+        super().__init__(**kwargs)
+        self.layer = layer
+
+    def build(self, input_shape: Any = None) -> None:
+        if not self.layer.built:
+            self.layer.build(input_shape)
+            self.layer.built = True
+        self.built = True
+
+    def get_config(self) -> dict[str, Any]:
+        from flowmesh.keras.saving.model_config import layer_config
+
+        return {**super().get_config(), "layer": layer_config(self.layer)}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Wrapper:
+        from flowmesh.keras.saving.model_config import layer_from_config
+
+        config = dict(config)
+        return cls(layer_from_config(config.pop("layer"), custom_objects), **config)
+
+
 class TimeDistributed(Layer):
     """Applies ``layer`` to every time step of ``[batch, time, ...]`` (the batch and time axes
     are merged, the layer is called once, and the result is split again)."""
