@@ -186,6 +186,8 @@ def _plain(value: Any) -> Any:
         return {k: _plain(v) for k, v in value.items() if k not in ("module", "registered_name")}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
     if hasattr(value, "as_list"):  # a TensorShape in tf-keras's config
         return _plain(value.as_list() if value.rank is not None else None)
     if isinstance(value, np.generic):

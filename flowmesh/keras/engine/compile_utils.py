@@ -111,6 +111,8 @@ class TrainingGraph:
         self.targets, self.sample_weights = [], []
         per_output_losses, output_losses = [], []
         metric_tensors = []
+        self.stateful_slots: set[int] = set()  # metric positions reported at their accumulated value
+        self.reset_ops: list[Any] = []
         self.metric_counts: list[Any] = []
         self.metric_count_slots: list[int | None] = []
         with self.graph.name_scope(None):
@@ -129,7 +131,11 @@ class TrainingGraph:
                     output_losses.append(value)
                 with self.graph.name_scope("metrics"):
                     for _, metric in config.metric_specs[i]:
-                        values = math_ops.cast(metric(target, out), dtypes.float32)
+                        if metrics_lib.per_sample(metric) is None:
+                            metric_tensors.append(self._stateful(metric, target, out, None, mask, len(metric_tensors)))
+                            self.metric_count_slots.append(None)
+                            continue
+                        values = math_ops.cast(metrics_lib.per_sample(metric)(target, out), dtypes.float32)
                         if mask is None:
                             metric_tensors.append(reduce_mean(values))
                             self.metric_count_slots.append(None)
@@ -138,7 +144,12 @@ class TrainingGraph:
                         self.metric_count_slots.append(len(self.metric_counts))
                         self.metric_counts.append(_reduce_sum(math_ops.cast(mask, dtypes.float32)))
                     for _, metric in (config.weighted_specs[i] if config.weighted_specs else []):
-                        total, count = weighted_sum(math_ops.cast(metric(target, out), dtypes.float32), weight, mask)
+                        if metrics_lib.per_sample(metric) is None:
+                            metric_tensors.append(self._stateful(metric, target, out, weight, mask, len(metric_tensors)))
+                            self.metric_count_slots.append(None)
+                            continue
+                        values = math_ops.cast(metrics_lib.per_sample(metric)(target, out), dtypes.float32)
+                        total, count = weighted_sum(values, weight, mask)
                         metric_tensors.append(math_ops.div_no_nan(total, count))
                         self.metric_count_slots.append(len(self.metric_counts))
                         self.metric_counts.append(count)
@@ -148,6 +159,7 @@ class TrainingGraph:
                 total = math_ops.add_n([total] + regularization)
             self.total_loss = total
             self.metric_tensors = output_losses + metric_tensors
+            self.stateful_slots = {len(output_losses) + k for k in self.stateful_slots}
             if output_losses:  # each batch weighs 1 in the epoch means of the output losses
                 one = constant(1.0, name="batch_weight")
                 self.metric_count_slots = [len(self.metric_counts)] * len(output_losses) + self.metric_count_slots
@@ -156,6 +168,26 @@ class TrainingGraph:
         self._train_op: Any = None
         self.model = model
         self.config = config
+
+    def _stateful(self, metric: Any, target: Any, out: Any, weight: Any, mask: Any, position: int) -> Any:
+        """An accumulating metric's value after this batch's update (its variables are reset
+        at each epoch, validation and evaluation: :meth:`reset_stateful_metrics`)."""
+        from flowmesh.ops import math_ops
+
+        sample_weight = weight
+        if mask is not None:
+            mask = math_ops.cast(mask, dtypes.float32)
+            sample_weight = mask if weight is None else sample_weights_times(weight, mask)
+        value = metric(target, out, sample_weight=sample_weight)
+        self.reset_ops += metric.reset_ops()
+        self.stateful_slots.add(position)
+        return value
+
+    def reset_stateful_metrics(self) -> None:
+        if self.reset_ops:
+            from flowmesh.keras import backend
+
+            backend.get_session().run(self.reset_ops)
 
     def train_fetches(self) -> list[Any]:
         """``[train op, loss, metric means...]`` for one training step."""
@@ -195,6 +227,13 @@ def _cast(value: Any, placeholder: Any) -> Any:
 
     dtype = placeholder.dtype.as_numpy_dtype
     return value if getattr(value, "dtype", None) == dtype else np.asarray(value, dtype=dtype)
+
+
+def sample_weights_times(weight: Any, mask: Any) -> Any:
+    """Sample (or temporal) weights times a mask, broadcast to the mask's shape."""
+    from flowmesh.ops import math_ops
+
+    return losses_lib.match_rank(math_ops.cast(weight, mask.dtype), mask) * mask
 
 
 def output_loss(fn: Any, target: Any, out: Any, weight: Any, mask: Any) -> Any:

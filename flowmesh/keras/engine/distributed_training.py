@@ -135,11 +135,13 @@ class DistributedTrainingGraph(TrainingGraph):
                 part = part * config.loss_weights[i] if config.loss_weights[i] != 1.0 else part
                 total = part if total is None else total + part
                 for _, metric in config.metric_specs[i]:
-                    value_sum, value_count = _metric_sum(math_ops.cast(metric(y, out), dtypes.float32), mask)
+                    value_sum, value_count = _metric_sum(math_ops.cast(_per_sample(metric)(y, out), dtypes.float32),
+                                                         mask)
                     metric_sums.append(value_sum)
                     metric_counts.append(value_count)
                 for _, metric in (config.weighted_specs[i] if config.weighted_specs else []):
-                    value_sum, value_count = weighted_sum(math_ops.cast(metric(y, out), dtypes.float32), w, mask)
+                    value_sum, value_count = weighted_sum(math_ops.cast(_per_sample(metric)(y, out), dtypes.float32),
+                                                          w, mask)
                     metric_sums.append(value_sum)
                     metric_counts.append(value_count)
             objective = total * float(replicas)
@@ -152,6 +154,18 @@ class DistributedTrainingGraph(TrainingGraph):
             return total, metric_sums, metric_counts, group(apply, *updates), parts
 
         return step
+
+
+def _per_sample(metric: Any) -> Any:
+    """A metric's per-sample function; accumulating metrics (AUC...) are not available here."""
+    from flowmesh.keras import metrics as metrics_lib
+
+    fn = metrics_lib.per_sample(metric)
+    if fn is None:
+        raise NotImplementedError(f"Metric {metric.name} ({type(metric).__name__}) accumulates over the epoch; "
+                                  "flowmesh computes such metrics in fit on one device only (not under a "
+                                  "distribution strategy): evaluate it after training, or use a per-sample metric")
+    return fn
 
 
 def _ones_rows(count: Any, weight: Any) -> Any:

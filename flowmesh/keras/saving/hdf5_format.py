@@ -43,7 +43,8 @@ def _training_config(model: Any) -> dict[str, Any] | None:
         loss = losses.serialize(losses.get(loss))
     metrics = list(compiled.plain_names)
     weights = compiled.loss_weights
-    return {"loss": loss, "metrics": sorted(set(metrics), key=metrics.index),
+    unique = [m for i, m in enumerate(metrics) if m not in metrics[:i]]
+    return {"loss": loss, "metrics": unique,
             "loss_weights": None if all(w == 1.0 for w in weights) else weights,
             "sample_weight_mode": _sample_weight_mode(compiled),
             "weighted_metrics": list(compiled.weighted_names) or None,
@@ -130,10 +131,16 @@ def _metric_names(metrics: Any) -> Any:
     flat = []
     for item in metrics:
         for entry in item if isinstance(item, list) else [item]:
-            if isinstance(entry, dict):
+            if isinstance(entry, dict) and entry.get("class_name") not in metrics_classes():
                 entry = entry.get("config", {}).get("name") or entry.get("class_name")
             flat.append(entry)
     return flat
+
+
+def metrics_classes() -> set[str]:
+    from flowmesh.keras import metrics
+
+    return set(metrics._CLASSES)
 
 
 def _deserialize_loss(loss: Any, custom_objects: dict | None) -> Any:
