@@ -109,17 +109,16 @@ def load_model(filepath: str, custom_objects: dict | None = None, compile: bool 
 
 
 def _deserialize_optimizer(config: dict[str, Any]) -> Any:
-    """A Keras optimizer from flowmesh's or tf-keras's ``optimizer_config``.
-
-    Raises:
-        ValueError: a learning-rate schedule (flowmesh's Keras optimizers take a number).
-    """
+    """A Keras optimizer from flowmesh's or tf-keras's ``optimizer_config`` (a learning-rate
+    schedule given as its config is rebuilt too)."""
     body = {k: v for k, v in config.get("config", {}).items() if k not in ("is_legacy_optimizer", "jit_compile")}
     name = config["class_name"].split(">")[-1]
     if isinstance(body.get("learning_rate"), dict):
-        raise ValueError(f"The saved {name} optimizer has a learning-rate schedule "
-                         f"({body['learning_rate'].get('class_name')}), which flowmesh's Keras optimizers do "
-                         "not take: load with compile=False and compile with a LearningRateScheduler callback")
+        from flowmesh.keras.optimizers_schedules import deserialize
+
+        schedule = dict(body["learning_rate"])
+        schedule["class_name"] = schedule["class_name"].split(">")[-1]
+        body["learning_rate"] = deserialize(schedule)
     return optimizers.deserialize({"class_name": name, "config": body})
 
 
