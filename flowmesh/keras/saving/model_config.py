@@ -34,6 +34,10 @@ def _registry(custom_objects: dict | None) -> dict[str, Any]:
 
     table = {name: obj for name, obj in vars(layers_module).items() if isinstance(obj, type)}
     table.update({"Sequential": Sequential, "Model": Model, "Functional": Model})
+    from flowmesh.keras.utils.generic_utils import get_custom_objects
+
+    table.update({name.split(">")[-1]: obj for name, obj in get_custom_objects().items()})
+    table.update(get_custom_objects())
     table.update(custom_objects or {})
     return table
 
