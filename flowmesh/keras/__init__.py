@@ -12,6 +12,7 @@ from flowmesh.keras import (
     metrics,
     models,
     optimizers,
+    preprocessing,
     regularizers,
     utils,
 )
@@ -20,6 +21,6 @@ from flowmesh.keras.engine.sequential import Sequential
 from flowmesh.keras.engine.training import Model
 
 __all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "constraints", "initializers", "layers",
-           "losses", "metrics", "models", "optimizers", "regularizers", "utils"]
+           "losses", "metrics", "models", "optimizers", "preprocessing", "regularizers", "utils"]
 
 from flowmesh.estimator import keras_estimator as estimator  # noqa: E402, F401 - tf.keras.estimator

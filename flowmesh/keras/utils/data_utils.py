@@ -188,6 +188,8 @@ def split_element(element: Any) -> tuple[Any, list[np.ndarray] | None, np.ndarra
     else:
         xs = [np.asarray(v) for v in (x if isinstance(x, (list, tuple)) else [x])]
     ys = None if y is None else [np.asarray(v) for v in (y if isinstance(y, (list, tuple)) else [y])]
+    if ys is not None:  # a 1-D target is a column, as for arrays (tf-keras's standardize_single_array)
+        ys = [v[:, None] if v.ndim == 1 else v for v in ys]
     return xs, ys, weight
 
 
