@@ -6,6 +6,7 @@ from flowmesh.keras import (
     backend,
     callbacks,
     constraints,
+    datasets,
     initializers,
     layers,
     losses,
@@ -20,7 +21,7 @@ from flowmesh.keras.engine.input_layer import Input
 from flowmesh.keras.engine.sequential import Sequential
 from flowmesh.keras.engine.training import Model
 
-__all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "constraints", "initializers", "layers",
+__all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "constraints", "datasets", "initializers", "layers",
            "losses", "metrics", "models", "optimizers", "preprocessing", "regularizers", "utils"]
 
 from flowmesh.estimator import keras_estimator as estimator  # noqa: E402, F401 - tf.keras.estimator

@@ -20,6 +20,7 @@ from flowmesh.keras.utils.generic_utils import (
     register_keras_serializable,
     serialize_keras_object,
     set_random_seed,
+    split_dataset,
     to_ordinal,
     unpack_x_y_sample_weight,
     warmstart_embedding_matrix,

@@ -247,6 +247,8 @@ def get_file(fname: str | None = None, origin: str | None = None, untar: bool = 
     base = os.path.expanduser(cache_dir or os.path.join("~", ".keras"))
     directory = os.path.join(base, cache_subdir)
     path = os.path.join(directory, fname + (".tar.gz" if untar else ""))
+    if untar and os.path.isdir(os.path.join(directory, fname)):
+        return os.path.join(directory, fname)  # already extracted
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path} is not in the Keras cache and flowmesh does not download files: fetch "
                                 f"{origin or fname} yourself and place it at {path}")
@@ -282,3 +284,31 @@ def warmstart_embedding_matrix(base_vocabulary: Any, new_vocabulary: Any, base_e
 def _as_list(vocabulary: Any) -> list[Any]:
     values = np.asarray(vocabulary).ravel().tolist()
     return [v.decode() if isinstance(v, bytes) else v for v in values]
+
+
+def split_dataset(dataset: Any, left_size: Any = None, right_size: Any = None, shuffle: bool = False,
+                  seed: int | None = None) -> tuple[Any, Any]:
+    """Two ``tf.data`` datasets of NumPy data (an array or a tuple/list of arrays of one
+    length) split at ``left_size``/``right_size`` (a count or a fraction; default half)."""
+    from flowmesh.data.dataset import Dataset
+
+    arrays = [np.asarray(a) for a in dataset] if isinstance(dataset, (list, tuple)) else [np.asarray(dataset)]
+    total = len(arrays[0])
+    if left_size is None and right_size is None:
+        left_size = 0.5
+
+    def count(size: Any) -> int | None:
+        return None if size is None else int(round(size * total)) if isinstance(size, float) else int(size)
+
+    left, right = count(left_size), count(right_size)
+    left = total - right if left is None else left
+    right = total - left if right is None else right
+    if left < 0 or right < 0 or left + right > total:
+        raise ValueError(f"The sum of `left_size` and `right_size` should be smaller than the total number of "
+                         f"samples {total}, got {left} and {right}")
+    order = np.arange(total)
+    if shuffle:
+        np.random.RandomState(seed).shuffle(order)
+    parts = [[a[order[:left]] for a in arrays], [a[order[left:left + right]] for a in arrays]]
+    made = [Dataset.from_tensor_slices(tuple(p) if len(p) > 1 else p[0]) for p in parts]
+    return made[0], made[1]
