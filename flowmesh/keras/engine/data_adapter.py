@@ -94,8 +94,7 @@ def split_validation(arrays: list[Any], split: float) -> tuple[list[Any], list[A
     return train, val
 
 
-def batch_slices(n: int, batch_size: int, shuffle: bool | str,
-                 rng: np.random.Generator) -> Iterator[np.ndarray | slice]:
+def batch_slices(n: int, batch_size: int, shuffle: bool | str, rng: Any) -> Iterator[np.ndarray | slice]:
     """Indices of consecutive batches over a (shuffled) permutation of ``range(n)``: index
     arrays, or ``slice`` objects without shuffling (``a[s]`` is then a view, not a copy)."""
     if not shuffle:

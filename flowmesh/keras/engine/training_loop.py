@@ -149,7 +149,7 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
     cbs, history = _callbacks(model, callbacks, verbose, params)
     model.history = history
     model.stop_training = False
-    rng = np.random.default_rng()
+    rng = np.random  # the global NumPy state, as Keras shuffles: np.random.seed(...) repeats a run
     cbs.on_train_begin()
     initial_epoch = max(initial_epoch, model.__dict__.pop("_resume_epoch", 0))
     for epoch in range(initial_epoch, epochs):
