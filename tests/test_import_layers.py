@@ -67,10 +67,12 @@ ALLOWED_CYCLES: tuple[frozenset[str], ...] = (
         "dataset", "functions", "iterator", "sources", "structure", "transformations",
         "vectorize")),
     # Keras models serialize themselves and model configs build models (get_config /
-    # from_config), as in Keras itself.
+    # from_config), as in Keras itself; so do layers holding layers (wrappers, RNN(cell),
+    # StackedRNNCells), whose configs carry the inner layers' configs.
     frozenset({"flowmesh.keras.engine.sequential", "flowmesh.keras.engine.training",
                "flowmesh.keras.saving.hdf5_format", "flowmesh.keras.saving.model_config",
-               "flowmesh.keras.layers", "flowmesh.keras.layers.reshaping"}),
+               "flowmesh.keras.layers", "flowmesh.keras.layers.reshaping", "flowmesh.keras.layers.recurrent",
+               "flowmesh.keras.layers.recurrent_stacked", "flowmesh.keras.layers.recurrent_state"}),
 )
 
 

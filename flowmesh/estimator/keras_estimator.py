@@ -63,7 +63,7 @@ def _model_fn(keras_model: Any, weights: list) -> Any:
         if labels is None:
             raise InvalidArgumentError(f"model_to_estimator needs labels in mode {mode!r}")
         loss = reduce_mean(compiled.loss_fns[0](labels, outputs))
-        metrics = {name: metrics_mean(fn(labels, outputs), name=name) for name, fn in compiled.metric_specs[0]}
+        metrics = {name: _eval_metric(fn, labels, outputs, name, metrics_mean) for name, fn in compiled.metric_specs[0]}
         train_op = None
         if mode == ModeKeys.TRAIN:
             optimizer = type(compiled.optimizer).from_config(compiled.optimizer.get_config())
@@ -105,3 +105,17 @@ def model_to_estimator(keras_model: Any = None, keras_model_path: str | None = N
     est = Estimator(_model_fn(keras_model, weights), model_dir=model_dir, config=config)
     os.makedirs(est.model_dir, exist_ok=True)
     return est
+
+
+def _eval_metric(metric: Any, labels: Any, outputs: Any, name: str, metrics_mean: Any) -> Any:
+    """``(value, update_op)`` of a compiled Keras metric for the Estimator's evaluation."""
+    from flowmesh.core.graph import control_dependencies
+    from flowmesh.keras import metrics as metrics_lib
+    from flowmesh.ops import array_ops
+
+    fn = metrics_lib.per_sample(metric)
+    if fn is not None:
+        return metrics_mean(fn(labels, outputs), name=name)
+    update = metric.update_state(labels, outputs)
+    with control_dependencies([update]):
+        return metric.result(), array_ops.identity(metric.result())

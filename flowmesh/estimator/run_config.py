@@ -45,7 +45,7 @@ class RunConfig:
     master: str = field(init=False, default="")
     num_ps_replicas: int = field(init=False, default=0)
     num_worker_replicas: int = field(init=False, default=1)
-    global_id_in_cluster: int = field(init=False, default=0)
+    global_id_in_cluster: int | None = field(init=False, default=0)
     evaluation_master: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
@@ -77,7 +77,10 @@ class RunConfig:
         elif task_type == "worker":
             values["global_id_in_cluster"] = values["task_id"]
         if task_type == "evaluator":
-            values["is_chief"] = False
+            # Not part of the training cluster (TensorFlow's numbers). Unlike TensorFlow the
+            # cluster spec is kept: the evaluator may read checkpoints through the chief.
+            values.update(is_chief=False, master="", num_ps_replicas=0, num_worker_replicas=0,
+                          global_id_in_cluster=None)
         for key, value in values.items():
             object.__setattr__(self, key, value)
 

@@ -5,12 +5,15 @@ from flowmesh.keras import (
     activations,
     backend,
     callbacks,
+    constraints,
+    datasets,
     initializers,
     layers,
     losses,
     metrics,
     models,
     optimizers,
+    preprocessing,
     regularizers,
     utils,
 )
@@ -18,7 +21,7 @@ from flowmesh.keras.engine.input_layer import Input
 from flowmesh.keras.engine.sequential import Sequential
 from flowmesh.keras.engine.training import Model
 
-__all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "initializers", "layers",
-           "losses", "metrics", "models", "optimizers", "regularizers", "utils"]
+__all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "constraints", "datasets", "initializers", "layers",
+           "losses", "metrics", "models", "optimizers", "preprocessing", "regularizers", "utils"]
 
 from flowmesh.estimator import keras_estimator as estimator  # noqa: E402, F401 - tf.keras.estimator

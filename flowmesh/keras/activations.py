@@ -65,6 +65,11 @@ def swish(x: Any) -> Any:
     return nn_impl.swish(x)
 
 
+def mish(x: Any) -> Any:
+    """``x * tanh(softplus(x))`` (Misra, 2019)."""
+    return math_ops.tanh(nn_impl.softplus(x)) * x
+
+
 def gelu(x: Any, approximate: bool = False) -> Any:
     return nn_impl.gelu(x, approximate=approximate)
 
@@ -74,7 +79,7 @@ def exponential(x: Any) -> Any:
 
 
 _BY_NAME = {f.__name__: f for f in (linear, relu, softmax, log_softmax, sigmoid, hard_sigmoid, tanh, elu,
-                                     selu, softplus, softsign, swish, gelu, exponential)}
+                                     selu, softplus, softsign, swish, gelu, exponential, mish)}
 _BY_NAME["silu"] = swish
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flowmesh.ops import init_ops
 from flowmesh.ops.init_ops import (
     Constant,
     GlorotNormal,
@@ -16,9 +17,6 @@ from flowmesh.ops.init_ops import (
     Initializer,
     Ones,
     Orthogonal,
-    RandomNormal,
-    RandomUniform,
-    TruncatedNormal,
     VarianceScaling,
     Zeros,
     he_normal,
@@ -26,6 +24,29 @@ from flowmesh.ops.init_ops import (
     lecun_normal,
     lecun_uniform,
 )
+
+
+class RandomUniform(init_ops.RandomUniform):
+    """Uniform in ``[minval, maxval)``; Keras's defaults ``(-0.05, 0.05)`` (``tf.keras``'s
+    v1 initializer), unlike ``tf.random_uniform_initializer``'s ``(0, 1)``."""
+
+    def __init__(self, minval: float = -0.05, maxval: float | None = 0.05, seed: int | None = None,
+                 dtype: Any = "float32"):
+        super().__init__(minval=minval, maxval=maxval, seed=seed, dtype=dtype)
+
+
+class RandomNormal(init_ops.RandomNormal):
+    """Normal with Keras's default ``stddev=0.05``."""
+
+    def __init__(self, mean: float = 0.0, stddev: float = 0.05, seed: int | None = None, dtype: Any = "float32"):
+        super().__init__(mean=mean, stddev=stddev, seed=seed, dtype=dtype)
+
+
+class TruncatedNormal(init_ops.TruncatedNormal):
+    """Truncated normal with Keras's default ``stddev=0.05``."""
+
+    def __init__(self, mean: float = 0.0, stddev: float = 0.05, seed: int | None = None, dtype: Any = "float32"):
+        super().__init__(mean=mean, stddev=stddev, seed=seed, dtype=dtype)
 
 
 class Identity(Initializer):
@@ -69,6 +90,7 @@ _BY_NAME: dict[str, Any] = {
     "variance_scaling": VarianceScaling, "orthogonal": Orthogonal, "identity": Identity,
     "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal, "he_normal": he_normal,
     "he_uniform": he_uniform, "lecun_normal": lecun_normal, "lecun_uniform": lecun_uniform,
+    "uniform": RandomUniform, "normal": RandomNormal,
 }
 _CLASS_NAMES = {"Zeros": "zeros", "Ones": "ones", "Constant": "constant", "RandomNormal": "random_normal",
                 "RandomUniform": "random_uniform", "TruncatedNormal": "truncated_normal",

@@ -101,13 +101,23 @@ def binary_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False,
     return -reduce_mean(bce, axis=axis)
 
 
+def _signed_labels(y_true: Any) -> Any:
+    """Labels that are all 0 or 1 as -1/1 (tf-keras's hinge losses), others as given."""
+    from flowmesh.ops.reduction_ops import reduce_all
+
+    binary = reduce_all(math_ops.logical_or(math_ops.equal(y_true, 0.0), math_ops.equal(y_true, 1.0)))
+    return y_true + math_ops.cast(binary, y_true.dtype) * (y_true - 1.0)
+
+
 def hinge(y_true: Any, y_pred: Any) -> Any:
     y_true, y_pred = _pair(y_true, y_pred)
+    y_true = _signed_labels(y_true)
     return reduce_mean(math_ops.maximum(1.0 - y_true * y_pred, 0.0), axis=-1)
 
 
 def squared_hinge(y_true: Any, y_pred: Any) -> Any:
     y_true, y_pred = _pair(y_true, y_pred)
+    y_true = _signed_labels(y_true)
     return reduce_mean(math_ops.square(math_ops.maximum(1.0 - y_true * y_pred, 0.0)), axis=-1)
 
 
@@ -149,6 +159,26 @@ def categorical_hinge(y_true: Any, y_pred: Any) -> Any:
     pos = reduce_sum(y_true * y_pred, axis=-1)
     neg = reduce_max((1.0 - y_true) * y_pred, axis=-1)
     return math_ops.maximum(neg - pos + 1.0, 0.0)
+
+
+def binary_focal_crossentropy(y_true: Any, y_pred: Any, apply_class_balancing: bool = False, alpha: float = 0.25,
+                              gamma: float = 2.0, from_logits: bool = False, label_smoothing: float = 0.0,
+                              axis: int = -1) -> Any:
+    """The mean over ``axis`` of the element-wise focal loss (``backend``'s)."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    return reduce_mean(backend.binary_focal_crossentropy(y_true, y_pred, apply_class_balancing, alpha, gamma,
+                                                         from_logits), axis=axis)
+
+
+def categorical_focal_crossentropy(y_true: Any, y_pred: Any, alpha: float = 0.25, gamma: float = 2.0,
+                                   from_logits: bool = False, label_smoothing: float = 0.0, axis: int = -1) -> Any:
+    y_true, y_pred = _pair(y_true, y_pred)
+    if label_smoothing:
+        classes = math_ops.cast(array_ops.shape(y_true)[-1], y_pred.dtype)
+        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / classes
+    return backend.categorical_focal_crossentropy(y_true, y_pred, alpha, gamma, from_logits, axis)
 
 
 mse = MSE = mean_squared_error
@@ -240,6 +270,26 @@ LogCosh = _loss_class("LogCosh", log_cosh)
 KLDivergence = _loss_class("KLDivergence", kl_divergence)
 Poisson = _loss_class("Poisson", poisson)
 CosineSimilarity = _loss_class("CosineSimilarity", cosine_similarity)
+BinaryFocalCrossentropy = _loss_class("BinaryFocalCrossentropy", binary_focal_crossentropy)
+CategoricalFocalCrossentropy = _loss_class("CategoricalFocalCrossentropy", categorical_focal_crossentropy)
+
+
+class Reduction:
+    """How a ``Loss`` reduces its per-sample values (``tf.keras.losses.Reduction``)."""
+
+    AUTO = "auto"
+    NONE = "none"
+    SUM = "sum"
+    SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
+
+    @classmethod
+    def all(cls) -> tuple[str, ...]:
+        return (cls.AUTO, cls.NONE, cls.SUM, cls.SUM_OVER_BATCH_SIZE)
+
+    @classmethod
+    def validate(cls, key: str) -> None:
+        if key not in cls.all():
+            raise ValueError(f'Invalid Reduction Key: {key}. Expected keys are "{cls.all()}"')
 
 _BY_NAME: dict[str, Any] = {
     "mean_squared_error": mean_squared_error, "mse": mean_squared_error, "MSE": mean_squared_error,
@@ -253,6 +303,8 @@ _BY_NAME: dict[str, Any] = {
     "log_cosh": log_cosh, "kl_divergence": kl_divergence, "kld": kl_divergence,
     "kullback_leibler_divergence": kl_divergence, "poisson": poisson,
     "cosine_similarity": cosine_similarity, "cosine_proximity": cosine_similarity,
+    "binary_focal_crossentropy": binary_focal_crossentropy,
+    "categorical_focal_crossentropy": categorical_focal_crossentropy,
 }
 
 

@@ -1,8 +1,10 @@
 """``tf.keras.metrics``: per-sample metric functions, metric classes and lookup by name.
 
-``Model.compile(metrics=[...])`` evaluates each metric per sample in the training graph;
-the training loop averages them over the samples seen in the epoch, as Keras's stateful
-``Mean`` metrics do.
+``Model.compile(metrics=[...])`` evaluates each function (or ``MeanMetricWrapper``
+class such as ``BinaryAccuracy``) per sample in the training graph and the training loop
+averages them over the samples seen in the epoch, as Keras's stateful ``Mean`` metrics do;
+accumulating metrics (``AUC``, ``Precision``, ``MeanIoU``... in :mod:`metrics_confusion` and
+:mod:`metrics_more`) are updated each batch (see :mod:`metrics_base`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,32 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.keras import losses
+from flowmesh.keras.metrics_base import Mean, MeanMetricWrapper, MeanTensor, Metric, Sum, wrapper_class
+from flowmesh.keras.metrics_confusion import (
+    AUC,
+    FalseNegatives,
+    FalsePositives,
+    Precision,
+    PrecisionAtRecall,
+    Recall,
+    RecallAtPrecision,
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
+    TrueNegatives,
+    TruePositives,
+)
+from flowmesh.keras.metrics_more import (
+    BinaryIoU,
+    F1Score,
+    FBetaScore,
+    IoU,
+    MeanIoU,
+    MeanRelativeError,
+    OneHotIoU,
+    OneHotMeanIoU,
+    R2Score,
+    RootMeanSquaredError,
+)
 from flowmesh.ops import array_ops, math_ops, nn_impl
 from flowmesh.ops.reduction_ops import argmax, reduce_mean
 
@@ -74,71 +102,97 @@ msle = MSLE = mean_squared_logarithmic_error = losses.mean_squared_logarithmic_e
 categorical_crossentropy = losses.categorical_crossentropy
 sparse_categorical_crossentropy = losses.sparse_categorical_crossentropy
 binary_crossentropy = losses.binary_crossentropy
-hinge, squared_hinge, kld, poisson = losses.hinge, losses.squared_hinge, losses.kld, losses.poisson
+binary_focal_crossentropy = losses.binary_focal_crossentropy
+categorical_focal_crossentropy = losses.categorical_focal_crossentropy
+hinge, squared_hinge, categorical_hinge, poisson = losses.hinge, losses.squared_hinge, losses.categorical_hinge, \
+    losses.poisson
+kld = KLD = kl_divergence = kullback_leibler_divergence = losses.kl_divergence
+logcosh = log_cosh = losses.log_cosh
 
 
-class Metric:
-    """A named per-sample metric function (``fn(y_true, y_pred, **kwargs)``)."""
-
-    fn: Any = None
-
-    def __init__(self, name: str | None = None, dtype: Any = None, **kwargs: Any):
-        from flowmesh.keras.engine.base_layer import to_snake_case
-
-        self.name = name or to_snake_case(type(self).__name__)
-        self._fn_kwargs = kwargs
-
-    def __call__(self, y_true: Any, y_pred: Any) -> Any:
-        return type(self).fn(y_true, y_pred, **self._fn_kwargs)
-
-    def get_config(self) -> dict[str, Any]:
-        return {"name": self.name, **self._fn_kwargs}
+def cosine_similarity(y_true: Any, y_pred: Any, axis: int = -1) -> Any:
+    """The cosine of the angle between ``y_true`` and ``y_pred`` (the metric is positive;
+    the loss of the same name is its negative)."""
+    return -losses.cosine_similarity(y_true, y_pred, axis=axis)
 
 
-class MeanMetricWrapper(Metric):
-    """Wraps any ``fn(y_true, y_pred)`` as a metric named ``name``."""
-
-    def __init__(self, fn: Any, name: str | None = None, dtype: Any = None, **kwargs: Any):
-        super().__init__(name=name or getattr(fn, "__name__", "metric"), **kwargs)
-        self._wrapped = fn
-
-    def __call__(self, y_true: Any, y_pred: Any) -> Any:
-        return self._wrapped(y_true, y_pred, **self._fn_kwargs)
-
-
-def _metric_class(name: str, fn: Any, default_name: str) -> type:
-    def init(self: Metric, name: str | None = None, dtype: Any = None, **kwargs: Any) -> None:
-        Metric.__init__(self, name=name or default_name, **kwargs)
-
-    return type(name, (Metric,), {"fn": staticmethod(fn), "__init__": init,
-                                  "__doc__": f"Class form of ``{fn.__name__}``."})
-
-
-Accuracy = _metric_class("Accuracy", accuracy, "accuracy")
-BinaryAccuracy = _metric_class("BinaryAccuracy", binary_accuracy, "binary_accuracy")
-CategoricalAccuracy = _metric_class("CategoricalAccuracy", categorical_accuracy, "categorical_accuracy")
-SparseCategoricalAccuracy = _metric_class("SparseCategoricalAccuracy", sparse_categorical_accuracy,
+Accuracy = wrapper_class("Accuracy", accuracy, "accuracy")
+BinaryAccuracy = wrapper_class("BinaryAccuracy", binary_accuracy, "binary_accuracy")
+CategoricalAccuracy = wrapper_class("CategoricalAccuracy", categorical_accuracy, "categorical_accuracy")
+SparseCategoricalAccuracy = wrapper_class("SparseCategoricalAccuracy", sparse_categorical_accuracy,
                                           "sparse_categorical_accuracy")
-TopKCategoricalAccuracy = _metric_class("TopKCategoricalAccuracy", top_k_categorical_accuracy,
+TopKCategoricalAccuracy = wrapper_class("TopKCategoricalAccuracy", top_k_categorical_accuracy,
                                         "top_k_categorical_accuracy")
-SparseTopKCategoricalAccuracy = _metric_class("SparseTopKCategoricalAccuracy",
-                                              sparse_top_k_categorical_accuracy,
+SparseTopKCategoricalAccuracy = wrapper_class("SparseTopKCategoricalAccuracy", sparse_top_k_categorical_accuracy,
                                               "sparse_top_k_categorical_accuracy")
-MeanSquaredError = _metric_class("MeanSquaredError", losses.mean_squared_error, "mean_squared_error")
-MeanAbsoluteError = _metric_class("MeanAbsoluteError", losses.mean_absolute_error, "mean_absolute_error")
-CategoricalCrossentropy = _metric_class("CategoricalCrossentropy", losses.categorical_crossentropy,
+MeanSquaredError = wrapper_class("MeanSquaredError", losses.mean_squared_error, "mean_squared_error")
+MeanAbsoluteError = wrapper_class("MeanAbsoluteError", losses.mean_absolute_error, "mean_absolute_error")
+MeanAbsolutePercentageError = wrapper_class("MeanAbsolutePercentageError", losses.mean_absolute_percentage_error,
+                                            "mean_absolute_percentage_error")
+MeanSquaredLogarithmicError = wrapper_class("MeanSquaredLogarithmicError", losses.mean_squared_logarithmic_error,
+                                            "mean_squared_logarithmic_error")
+CategoricalCrossentropy = wrapper_class("CategoricalCrossentropy", losses.categorical_crossentropy,
                                         "categorical_crossentropy")
-SparseCategoricalCrossentropy = _metric_class("SparseCategoricalCrossentropy",
-                                              losses.sparse_categorical_crossentropy,
+SparseCategoricalCrossentropy = wrapper_class("SparseCategoricalCrossentropy", losses.sparse_categorical_crossentropy,
                                               "sparse_categorical_crossentropy")
-BinaryCrossentropy = _metric_class("BinaryCrossentropy", losses.binary_crossentropy, "binary_crossentropy")
+BinaryCrossentropy = wrapper_class("BinaryCrossentropy", losses.binary_crossentropy, "binary_crossentropy")
+Hinge = wrapper_class("Hinge", losses.hinge, "hinge")
+SquaredHinge = wrapper_class("SquaredHinge", losses.squared_hinge, "squared_hinge")
+CategoricalHinge = wrapper_class("CategoricalHinge", losses.categorical_hinge, "categorical_hinge")
+KLDivergence = wrapper_class("KLDivergence", losses.kl_divergence, "kullback_leibler_divergence")
+Poisson = wrapper_class("Poisson", losses.poisson, "poisson")
+LogCoshError = wrapper_class("LogCoshError", losses.log_cosh, "logcosh")
+class CosineSimilarity(MeanMetricWrapper):
+    """The mean cosine similarity of ``y_true`` and ``y_pred`` along ``axis``."""
+
+    fn = staticmethod(cosine_similarity)
+
+    def __init__(self, name: str = "cosine_similarity", dtype: Any = None, axis: int = -1):
+        super().__init__(cosine_similarity, name=name, dtype=dtype, axis=axis)
 
 _BY_NAME: dict[str, Any] = {
     "binary_accuracy": binary_accuracy, "categorical_accuracy": categorical_accuracy,
     "sparse_categorical_accuracy": sparse_categorical_accuracy,
     "top_k_categorical_accuracy": top_k_categorical_accuracy,
     "sparse_top_k_categorical_accuracy": sparse_top_k_categorical_accuracy,
+    "cosine_similarity": cosine_similarity, "cosine_proximity": cosine_similarity,
 }
+_CLASSES = {cls.__name__: cls for cls in (
+    Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, TopKCategoricalAccuracy,
+    SparseTopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
+    MeanSquaredLogarithmicError, CategoricalCrossentropy, SparseCategoricalCrossentropy, BinaryCrossentropy, Hinge,
+    SquaredHinge, CategoricalHinge, KLDivergence, Poisson, LogCoshError, CosineSimilarity, Mean, Sum, MeanTensor,
+    AUC, Precision, Recall, TruePositives, FalsePositives, TrueNegatives, FalseNegatives, SensitivityAtSpecificity,
+    SpecificityAtSensitivity, PrecisionAtRecall, RecallAtPrecision, IoU, MeanIoU, BinaryIoU, OneHotIoU,
+    OneHotMeanIoU, RootMeanSquaredError, MeanRelativeError, R2Score, FBetaScore, F1Score)}
+
+
+def per_sample(metric: Any) -> Any:
+    """The per-sample function ``compile`` averages for ``metric`` (a function or a
+    ``MeanMetricWrapper``), or None for an accumulating metric (``AUC``...)."""
+    if isinstance(metric, MeanMetricWrapper):
+        return metric.per_sample
+    if isinstance(metric, Metric):
+        return None
+    return metric
+
+
+def serialize(metric: Any) -> Any:
+    """A metric object as ``{"class_name", "config"}``; a function by its name."""
+    if isinstance(metric, Metric):
+        return {"class_name": type(metric).__name__, "config": metric.get_config()}
+    return getattr(metric, "__name__", metric)
+
+
+def deserialize(config: Any, custom_objects: dict | None = None) -> Any:
+    """A metric from :func:`serialize`'s output (or a name)."""
+    if isinstance(config, str):
+        return get(config)
+    table = {**_CLASSES, **(custom_objects or {})}
+    cls = table.get(config["class_name"])
+    if cls is None:
+        raise ValueError(f"Unknown metric: {config['class_name']!r}. Valid: {sorted(_CLASSES)}")
+    return cls.from_config(dict(config.get("config", {})))
 
 
 def get(identifier: Any) -> Any:
@@ -149,6 +203,10 @@ def get(identifier: Any) -> Any:
     """
     if callable(identifier):
         return identifier
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if isinstance(identifier, str) and identifier in _CLASSES:
+        return _CLASSES[identifier]()
     if isinstance(identifier, str):
         if identifier in _BY_NAME:
             return _BY_NAME[identifier]
@@ -159,21 +217,42 @@ def get(identifier: Any) -> Any:
     raise ValueError(f"Could not interpret metric identifier: {identifier!r}")
 
 
+def _pick_by_loss(loss_fn: Any, output_shape: Any, binary: Any, categorical: Any, sparse: Any) -> Any:
+    """Keras's choice for ``"accuracy"``/``"crossentropy"``: sparse categorical for a sparse
+    categorical loss, binary for a binary loss or one output unit, else categorical."""
+    loss_name = getattr(loss_fn, "__name__", "") or type(loss_fn).__name__
+    fn_name = getattr(getattr(loss_fn, "fn", None), "__name__", loss_name)
+    last = output_shape[-1] if output_shape else None
+    if "sparse_categorical" in fn_name:
+        return sparse
+    if "binary" in fn_name or last == 1:
+        return binary
+    return categorical
+
+
 def resolve(identifier: Any, loss_fn: Any, output_shape: Any) -> tuple[str, Any]:
-    """``(display name, fn)`` for one ``compile(metrics=...)`` entry; ``"accuracy"``/``"acc"``
-    picks binary, categorical or sparse categorical accuracy from the loss and output, as
-    Keras does."""
+    """``(display name, fn)`` for one ``compile(metrics=...)`` entry, named as tf-keras names
+    them in TensorFlow 1.x graph mode (``disable_v2_behavior``): ``"accuracy"``/``"acc"``
+    -> ``acc``, ``"crossentropy"``/``"ce"`` -> ``ce`` (the function picked from the loss
+    and output, as Keras does), a metric object by its ``name``, anything else by its
+    function's name (``"mae"`` -> ``mean_absolute_error``)."""
     if isinstance(identifier, str) and identifier in ("accuracy", "acc"):
-        loss_name = getattr(loss_fn, "__name__", "") or type(loss_fn).__name__
-        fn_name = getattr(getattr(loss_fn, "fn", None), "__name__", loss_name)
-        last = output_shape[-1] if output_shape else None
-        if "sparse_categorical" in fn_name:
-            return identifier, sparse_categorical_accuracy
-        if "binary" in fn_name or last == 1:
-            return identifier, binary_accuracy
-        return identifier, categorical_accuracy
+        return "acc", _pick_by_loss(loss_fn, output_shape, binary_accuracy, categorical_accuracy,
+                                    sparse_categorical_accuracy)
+    if isinstance(identifier, str) and identifier in ("crossentropy", "ce"):
+        return "ce", _pick_by_loss(loss_fn, output_shape, binary_crossentropy, categorical_crossentropy,
+                                   sparse_categorical_crossentropy)
+    fn = identifier if isinstance(identifier, Metric) else get(identifier)
+    name = fn.name if isinstance(fn, Metric) else None
+    return name or getattr(fn, "__name__", None) or type(fn).__name__, fn
+
+
+def config_name(identifier: Any) -> Any:
+    """How ``compile``'s metric entry is written to a saved model's ``training_config``."""
+    if isinstance(identifier, str):
+        return identifier
+    if isinstance(identifier, Metric) and type(identifier) in _CLASSES.values():
+        return serialize(identifier)
     if isinstance(identifier, Metric):
-        return identifier.name, identifier
-    fn = get(identifier)
-    name = identifier if isinstance(identifier, str) else getattr(fn, "__name__", "metric")
-    return name, fn
+        return identifier.name
+    return getattr(identifier, "__name__", None) or type(identifier).__name__

@@ -34,6 +34,16 @@ def model_from_json(json_string: str, custom_objects: dict | None = None) -> Mod
     return model_from_config(json.loads(json_string), custom_objects)
 
 
+def model_from_yaml(yaml_string: str, custom_objects: dict | None = None) -> Model:
+    """Removed from Keras (as in tf-keras 2.x: YAML loading could run arbitrary code).
+
+    Raises:
+        RuntimeError: always, naming the replacement.
+    """
+    raise RuntimeError("Method `model_from_yaml()` has been removed due to security risk of arbitrary code "
+                       "execution. Please use `Model.to_json()` and `model_from_json()` instead.")
+
+
 def clone_model(model: Model, input_tensors: Any = None) -> Model:
     """A new model with the same architecture and fresh weights."""
     from flowmesh.keras.saving.model_config import model_config
@@ -42,4 +52,4 @@ def clone_model(model: Model, input_tensors: Any = None) -> Model:
 
 
 __all__ = ["Model", "Sequential", "clone_model", "load_model", "model_from_config", "model_from_json",
-           "save_model"]
+           "model_from_yaml", "save_model"]

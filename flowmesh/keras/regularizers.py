@@ -66,6 +66,37 @@ class L2(L1L2):
         return {"l2": self.l2}
 
 
+class OrthogonalRegularizer(Regularizer):
+    """Penalizes non-orthogonal rows (``mode="rows"``) or columns of a 2-D weight:
+    ``factor * mean |<u_i, u_j>|`` over pairs of the L2-normalized vectors, ``i < j``."""
+
+    def __init__(self, factor: float = 0.01, mode: str = "rows"):
+        if mode not in ("rows", "columns"):
+            raise ValueError(f"Invalid value for argument `mode`. Expected one of {{'rows', 'columns'}}. "
+                             f"Received: mode={mode}")
+        self.factor, self.mode = float(factor), mode
+
+    def __call__(self, x: Any) -> Any:
+        from flowmesh.ops import linalg_ops
+        from flowmesh.ops.nn_norm_ops import l2_normalize
+
+        if x.shape.rank != 2:
+            raise ValueError(f"Inputs to OrthogonalRegularizer must have rank 2. Received: inputs.shape={x.shape}")
+        rows = self.mode == "rows"
+        x = l2_normalize(x, axis=1 if rows else 0)
+        product = linalg_ops.matmul(x, x, transpose_b=rows, transpose_a=not rows)
+        size = int(x.shape[0] if rows else x.shape[1])
+        off_diagonal = product * (1.0 - linalg_ops.eye(size, dtype=x.dtype))
+        pairs = size * (size - 1.0) / 2.0
+        return self.factor * 0.5 * reduce_sum(math_ops.abs(off_diagonal)) / pairs
+
+    def get_config(self) -> dict[str, Any]:
+        return {"factor": self.factor, "mode": self.mode}
+
+
+orthogonal_regularizer = OrthogonalRegularizer
+
+
 def l1(l: float = 0.01) -> L1L2:  # noqa: E741 - Keras's argument name
     """``l * sum(|x|)``."""
     return L1(l1=l)
@@ -81,7 +112,8 @@ def l1_l2(l1: float = 0.01, l2: float = 0.01) -> L1L2:
     return L1L2(l1=l1, l2=l2)
 
 
-_BY_NAME = {"l1": L1, "l2": L2, "l1_l2": L1L2, "L1": L1, "L2": L2, "L1L2": L1L2}
+_BY_NAME = {"l1": L1, "l2": L2, "l1_l2": L1L2, "L1": L1, "L2": L2, "L1L2": L1L2,
+            "OrthogonalRegularizer": OrthogonalRegularizer, "orthogonal_regularizer": OrthogonalRegularizer}
 
 
 def get(identifier: Any) -> Any:
@@ -114,4 +146,5 @@ def deserialize(config: dict[str, Any]) -> Any:
     return get(config)
 
 
-__all__ = ["L1", "L1L2", "L2", "Regularizer", "deserialize", "get", "l1", "l1_l2", "l2", "serialize"]
+__all__ = ["L1", "L1L2", "L2", "OrthogonalRegularizer", "Regularizer", "deserialize", "get", "l1", "l1_l2", "l2",
+           "orthogonal_regularizer", "serialize"]

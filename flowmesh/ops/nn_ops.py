@@ -264,7 +264,9 @@ def softmax_cross_entropy_with_logits_v2(labels: Any = None, logits: Any = None,
     with name_scope(name, "softmax_cross_entropy_with_logits") as scope:
         lg = convert_to_tensor(logits, name="logits")
         check_dtype("SoftmaxCrossEntropyWithLogits", lg, FLOATS, "logits")
-        lb = convert_to_tensor(labels, dtype=lg.dtype, name="labels")
+        lb = convert_to_tensor(labels, name="labels")
+        if lb.dtype != lg.dtype:  # TensorFlow casts the labels to the logits' dtype
+            lb = math_ops.cast(lb, lg.dtype)
         if lg.shape.rank is not None and lb.shape.rank is not None:
             lg.shape.assert_is_compatible_with(lb.shape)
         axis = dim if dim is not None else axis

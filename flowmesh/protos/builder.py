@@ -21,8 +21,8 @@ the contract; comments, options other than ``packed`` and ``reserved`` are ignor
 
 ``build`` returns a module-like namespace: top-level messages and enums by name, and enum
 values as constants (like a generated ``_pb2`` module). ``import "path";`` names a file
-built earlier (its types are resolved in :data:`POOL`); ``google/protobuf/any.proto`` is
-preloaded. Supported syntax: ``message`` (nested), ``enum``, ``repeated``, ``map<K, V>``,
+built earlier (its types are resolved in :data:`POOL`); ``google/protobuf/any.proto`` and
+``wrappers.proto`` are preloaded. Supported syntax: ``message`` (nested), ``enum``, ``repeated``, ``map<K, V>``,
 ``oneof``, scalar types, ``[packed = ...]``.
 """
 
@@ -32,7 +32,7 @@ import re
 from types import SimpleNamespace
 from typing import Any
 
-from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory, wrappers_pb2
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
 POOL = descriptor_pool.DescriptorPool()
@@ -50,13 +50,14 @@ _TOKEN = re.compile(r'\s+|//[^\n]*|/\*.*?\*/|("(?:[^"\\]|\\.)*")|([A-Za-z_.][\w.
                     re.S)
 
 
-def _preload_any() -> None:
-    proto = descriptor_pb2.FileDescriptorProto()
-    any_pb2.DESCRIPTOR.CopyToProto(proto)
-    POOL.Add(proto)
+def _preload_well_known() -> None:
+    for module in (any_pb2, wrappers_pb2):
+        proto = descriptor_pb2.FileDescriptorProto()
+        module.DESCRIPTOR.CopyToProto(proto)
+        POOL.Add(proto)
 
 
-_preload_any()
+_preload_well_known()
 
 
 def _tokenize(source: str) -> list[str]:

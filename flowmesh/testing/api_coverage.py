@@ -1,15 +1,27 @@
-"""Which ``tf.compat.v1`` names flowmesh has, per namespace.
+"""Which public TensorFlow names flowmesh has, per namespace, against three name lists.
 
-    python -m flowmesh.testing.api_coverage             # the table
-    python -m flowmesh.testing.api_coverage --missing   # plus the missing names
-    python -m flowmesh.testing.api_coverage --write-snapshot   # refresh the stored list
+    python -m flowmesh.testing.api_coverage                 # tf.compat.v1, listed namespaces
+    python -m flowmesh.testing.api_coverage --list keras    # tf-keras's public names
+    python -m flowmesh.testing.api_coverage --list v1-all   # every tf.compat.v1 namespace
+    python -m flowmesh.testing.api_coverage --missing       # plus the missing names
+    python -m flowmesh.testing.api_coverage --write-snapshot   # refresh the stored lists
 
-The reference is TensorFlow's ``tf.compat.v1`` when TensorFlow is installed, else the
-snapshot ``tf_v1_api.json`` taken from it (TensorFlow 2.21). A name counts as covered when
-flowmesh's namespace has it and it is not a stand-in from :mod:`flowmesh.unsupported`
-(those are counted apart, with their reason). Only namespaces of this table are counted;
-``layers``, ``keras``, ``data``, ``image``, ``metrics``, ``feature_column``, ``estimator`` and
-``nn.rnn_cell`` have issues of their own.
+The lists (:data:`LISTS`), each read from the installed library when it is there, else from
+its snapshot (taken from TensorFlow 2.21 and tf-keras 2.21):
+
+* ``v1``: the public non-module names of ``tf.compat.v1`` (top level) and of the
+  namespaces in :data:`NAMESPACES`, compared with ``flowmesh`` (``tf_v1_api.json``);
+* ``v1-all``: every namespace module reachable from ``tf.compat.v1`` (``app.flags``,
+  ``image``, ``saved_model.signature_constants`` ...), except ``keras`` (the ``keras``
+  list counts it), ``compat`` (aliases of the whole API) and ``raw_ops`` (TensorFlow's
+  generated bindings of its C++ kernels: 1462 names, which flowmesh's Python ops do not
+  mirror) (``tf_v1_all_api.json``);
+* ``keras``: tf-keras's public names in :data:`KERAS_NAMESPACES` (the top level,
+  ``layers``, ``metrics``, ``backend``, ``applications``, ``datasets.*`` ...), compared with
+  ``flowmesh.keras`` (``tf_keras_api.json``).
+
+A name counts as covered when flowmesh's namespace has it and it is not a stand-in from
+:mod:`flowmesh.unsupported` (those are counted apart, with their reason).
 """
 
 from __future__ import annotations
@@ -18,12 +30,21 @@ import argparse
 import json
 import os
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 NAMESPACES = ("", "nn", "train", "math", "linalg", "random", "io", "dtypes", "debugging", "sparse",
               "strings", "summary", "signal", "bitwise", "graph_util", "saved_model")
-SNAPSHOT = os.path.join(os.path.dirname(__file__), "tf_v1_api.json")
+KERAS_NAMESPACES = ("", "activations", "applications", "backend", "callbacks", "constraints",
+                    "datasets.boston_housing", "datasets.cifar10", "datasets.cifar100",
+                    "datasets.fashion_mnist", "datasets.imdb", "datasets.mnist", "datasets.reuters",
+                    "estimator", "initializers", "layers", "losses", "metrics", "mixed_precision", "models",
+                    "optimizers", "optimizers.schedules", "preprocessing", "preprocessing.image",
+                    "preprocessing.sequence", "preprocessing.text", "regularizers", "utils")
+_V1_ALL_SKIPPED = ("compat", "keras", "raw_ops")
+_HERE = os.path.dirname(__file__)
+SNAPSHOT = os.path.join(_HERE, "tf_v1_api.json")
 
 
 @dataclass
@@ -45,6 +66,11 @@ def _module(root: Any, dotted: str) -> Any:
     return root
 
 
+def _public(module: Any) -> list[str]:
+    return sorted(n for n in dir(module) if not n.startswith("_")
+                  and not isinstance(getattr(module, n, None), types.ModuleType))
+
+
 def tensorflow_names() -> dict[str, list[str]] | None:
     """Public non-module names of each namespace of ``tf.compat.v1``, or None without TF."""
     from flowmesh.testing.tf_oracle import load_tensorflow
@@ -52,30 +78,94 @@ def tensorflow_names() -> dict[str, list[str]] | None:
     tf1 = load_tensorflow()
     if tf1 is None:
         return None
-    names = {}
-    for ns in NAMESPACES:
-        module = _module(tf1, ns)
-        names[ns] = sorted(n for n in dir(module) if not n.startswith("_")
-                           and not isinstance(getattr(module, n), types.ModuleType))
+    return {ns: _public(_module(tf1, ns)) for ns in NAMESPACES}
+
+
+def tensorflow_all_names() -> dict[str, list[str]] | None:
+    """Public non-module names of every namespace module under ``tf.compat.v1`` (but
+    ``compat``, ``keras``, ``raw_ops``), or None without TensorFlow."""
+    from flowmesh.testing.tf_oracle import load_tensorflow
+
+    tf1 = load_tensorflow()
+    if tf1 is None:
+        return None
+    names: dict[str, list[str]] = {}
+    seen: set[int] = set()
+    pending: list[tuple[str, Any]] = [("", tf1)]
+    while pending:
+        prefix, module = pending.pop(0)
+        names[prefix] = _public(module)
+        for name in sorted(dir(module)):
+            if name.startswith("_") or (not prefix and name in _V1_ALL_SKIPPED) or "keras" in name:
+                continue
+            child = getattr(module, name, None)
+            if isinstance(child, types.ModuleType) and id(child) not in seen and \
+                    str(getattr(child, "__name__", "")).startswith("tensorflow"):
+                seen.add(id(child))
+                pending.append((f"{prefix}.{name}" if prefix else name, child))
     return names
 
 
-def reference_names() -> tuple[dict[str, list[str]], str]:
-    """The reference lists and where they came from."""
-    names = tensorflow_names()
-    if names is not None:
-        return names, "tensorflow.compat.v1 (installed)"
-    with open(SNAPSHOT) as f:
-        return json.load(f), f"snapshot {os.path.basename(SNAPSHOT)}"
+def keras_names() -> dict[str, list[str]] | None:
+    """Public non-module names of each namespace of tf-keras, or None without it."""
+    from flowmesh.testing.keras_oracle import load_tf_keras
+
+    keras = load_tf_keras()
+    if keras is None:
+        return None
+    return {ns: _public(_module(keras, ns)) for ns in KERAS_NAMESPACES}
 
 
-def coverage(reference: dict[str, list[str]]) -> list[Namespace]:
+def _flowmesh() -> Any:
     import flowmesh
 
+    return flowmesh
+
+
+def _flowmesh_keras() -> Any:
+    import flowmesh.keras
+
+    return flowmesh.keras
+
+
+@dataclass(frozen=True)
+class NameList:
+    """A reference name list: where its names come from and what flowmesh module holds them."""
+
+    title: str
+    snapshot: str
+    load: Callable[[], dict[str, list[str]] | None]
+    ours: Callable[[], Any]
+    library: str
+
+
+LISTS = {
+    "v1": NameList("tf.compat.v1 API coverage", SNAPSHOT, tensorflow_names, _flowmesh, "tensorflow.compat.v1"),
+    "v1-all": NameList("tf.compat.v1 API coverage, every namespace", os.path.join(_HERE, "tf_v1_all_api.json"),
+                       tensorflow_all_names, _flowmesh, "tensorflow.compat.v1"),
+    "keras": NameList("tf.keras API coverage (tf-keras's names)", os.path.join(_HERE, "tf_keras_api.json"),
+                      keras_names, _flowmesh_keras, "tf_keras"),
+}
+
+
+def reference_names(kind: str = "v1") -> tuple[dict[str, list[str]], str]:
+    """The reference lists of ``kind`` (a key of :data:`LISTS`) and where they came from."""
+    spec = LISTS[kind]
+    names = spec.load()
+    if names is not None:
+        return names, f"{spec.library} (installed)"
+    with open(spec.snapshot) as f:
+        return json.load(f), f"snapshot {os.path.basename(spec.snapshot)}"
+
+
+def coverage(reference: dict[str, list[str]], kind: str = "v1") -> list[Namespace]:
+    """Each namespace's covered, unsupported and missing names (namespaces in ``reference``'s
+    order; for ``v1`` those of :data:`NAMESPACES`)."""
+    root = LISTS[kind].ours()
     result = []
-    for ns in NAMESPACES:
+    for ns in (NAMESPACES if kind == "v1" else list(reference)):
         entry = Namespace(ns, reference.get(ns, []))
-        module = _module(flowmesh, ns)
+        module = _module(root, ns)
         for name in entry.reference:
             obj = getattr(module, name, None) if module is not None else None
             reason = getattr(obj, "_flowmesh_unsupported", None) if obj is not None else None
@@ -89,40 +179,50 @@ def coverage(reference: dict[str, list[str]]) -> list[Namespace]:
     return result
 
 
-def summary(result: list[Namespace], source: str, missing: bool = False) -> str:
+def totals(result: list[Namespace]) -> tuple[int, int, int]:
+    """``(covered, unsupported, total)`` over every namespace."""
+    return (sum(len(e.covered) for e in result), sum(len(e.unsupported) for e in result),
+            sum(len(e.reference) for e in result))
+
+
+def summary(result: list[Namespace], source: str, missing: bool = False, title: str = LISTS["v1"].title,
+            prefix: str = "tf.") -> str:
     """The printable table (and the missing names with ``missing``)."""
-    lines = [f"tf.compat.v1 API coverage (reference: {source})",
-             f"{'namespace':<14}{'covered':>9}{'unsupp.':>9}{'total':>8}{'%':>7}"]
+    width = max([14] + [len(e.name) + 2 for e in result])
+    lines = [f"{title} (reference: {source})",
+             f"{'namespace':<{width}}{'covered':>9}{'unsupp.':>9}{'total':>8}{'%':>7}"]
     for e in result:
         pct = 100.0 * len(e.covered) / max(1, len(e.reference))
-        lines.append(f"{e.name or '(top level)':<14}{len(e.covered):>9}{len(e.unsupported):>9}"
+        lines.append(f"{e.name or '(top level)':<{width}}{len(e.covered):>9}{len(e.unsupported):>9}"
                      f"{len(e.reference):>8}{pct:>6.1f}%")
-    covered = sum(len(e.covered) for e in result)
-    total = sum(len(e.reference) for e in result)
-    lines.append(f"{'all':<14}{covered:>9}{sum(len(e.unsupported) for e in result):>9}{total:>8}"
-                 f"{100.0 * covered / max(1, total):>6.1f}%")
+    covered, unsupported, total = totals(result)
+    lines.append(f"{'all':<{width}}{covered:>9}{unsupported:>9}{total:>8}{100.0 * covered / max(1, total):>6.1f}%")
     if missing:
         for e in result:
             if e.missing:
-                lines.append(f"missing in tf.{e.name or ''}: {' '.join(e.missing)}".replace("tf.:", "tf:"))
+                where = f"{prefix}{e.name}" if e.name else prefix.rstrip(".")
+                lines.append(f"missing in {where}: {' '.join(e.missing)}")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--list", choices=sorted(LISTS), default="v1", help="the reference name list")
     parser.add_argument("--missing", action="store_true", help="list the missing names")
-    parser.add_argument("--write-snapshot", action="store_true", help=f"write {SNAPSHOT} from TensorFlow")
+    parser.add_argument("--write-snapshot", action="store_true", help="write every list's snapshot")
     args = parser.parse_args(argv)
     if args.write_snapshot:
-        names = tensorflow_names()
-        if names is None:
-            raise SystemExit("TensorFlow is not installed: cannot take a snapshot")
-        with open(SNAPSHOT, "w") as f:
-            json.dump(names, f, indent=0, sort_keys=True)
-        print(f"wrote {SNAPSHOT}")
+        for spec in LISTS.values():
+            names = spec.load()
+            if names is None:
+                raise SystemExit(f"{spec.library} is not installed: cannot take a snapshot")
+            with open(spec.snapshot, "w") as f:
+                json.dump(names, f, indent=0, sort_keys=True)
+            print(f"wrote {spec.snapshot}")
         return
-    reference, source = reference_names()
-    print(summary(coverage(reference), source, args.missing))
+    reference, source = reference_names(args.list)
+    prefix = "tf.keras." if args.list == "keras" else "tf."
+    print(summary(coverage(reference, args.list), source, args.missing, LISTS[args.list].title, prefix))
 
 
 if __name__ == "__main__":

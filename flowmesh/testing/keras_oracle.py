@@ -70,6 +70,35 @@ def require_tf_keras() -> tuple[Any, Any]:
     return load_tensorflow(), keras
 
 
+# The oracle's tf-keras runs with eager execution off but TensorFlow 2 behaviour on, where
+# compile names metrics as given ("accuracy", "mae", repeats "_1"); TensorFlow 1.x graph
+# mode, which flowmesh follows, names them "acc", "mean_absolute_error", "weighted_acc".
+_V1_METRIC_NAMES = {"accuracy": "acc", "acc": "acc", "mae": "mean_absolute_error",
+                    "mse": "mean_squared_error"}
+
+
+def v1_metric_names(history: dict[str, Any], weighted: tuple[str, ...] = (),
+                    outputs: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A tf-keras (TensorFlow 2 behaviour) history or logs dict with the keys TensorFlow 1.x
+    graph mode gives: ``accuracy`` -> ``acc``, ``mae`` -> ``mean_absolute_error``; the
+    names in ``weighted`` (e.g. ``"accuracy_1"``, a weighted metric) -> ``weighted_<v1 name>``;
+    ``outputs``: the output names that prefix the metrics of a model with several outputs."""
+    renamed = {}
+    for key, value in history.items():
+        prefix, name = ("val_", key[4:]) if key.startswith("val_") else ("", key)
+        for output in outputs:
+            if name.startswith(output + "_"):
+                prefix, name = prefix + output + "_", name[len(output) + 1:]
+                break
+        if name in weighted:
+            base = name.rsplit("_", 1)[0]
+            name = "weighted_" + _V1_METRIC_NAMES.get(base, base)
+        else:
+            name = _V1_METRIC_NAMES.get(name, name)
+        renamed[prefix + name] = value
+    return renamed
+
+
 Build = Callable[[Any, Any, Any], Any]
 
 
@@ -148,4 +177,55 @@ def compare_layer(build: Build, x_value: np.ndarray, rtol: float = 1e-4, atol: f
     for name, value in theirs["after"].items():
         np.testing.assert_allclose(ours["after"][name], value, rtol=rtol, atol=atol,
                                    err_msg=f"{name} after the update ops")
+    return ours
+
+
+def _plain(value: Any) -> Any:
+    """A config as JSON would hold it, without tf-keras's ``module``/``registered_name``."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if k not in ("module", "registered_name")}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if hasattr(value, "as_list"):  # a TensorShape in tf-keras's config
+        return _plain(value.as_list() if value.rank is not None else None)
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):  # tf-keras keeps some settings as float32 (0.2 -> 0.200000003)
+        return float(np.float32(value))
+    return value
+
+
+def compare_config(make: Callable[[Any], Any], input_shape: Any, ignore: tuple[str, ...] = ("groups",)
+                   ) -> dict[str, Any]:
+    """Builds ``make(layers)`` in tf-keras and in flowmesh on inputs of ``input_shape`` (one
+    shape, or a list for several inputs) and asserts equal ``get_config()`` (as JSON, floats
+    as float32; keys in ``ignore`` skipped: by default ``groups``, grouped convolutions being
+    outside flowmesh) and that flowmesh's ``from_config`` gives the same config back.
+
+    Returns:
+        flowmesh's config.
+    """
+    import flowmesh
+
+    tf1, tf_keras = require_tf_keras()
+    configs = []
+    for lib, layers in ((tf1, tf_keras.layers), (flowmesh, flowmesh.keras.layers)):
+        with lib.Graph().as_default():
+            layer = make(layers)
+            shapes = input_shape if isinstance(input_shape, list) else [input_shape]
+            xs = [lib.placeholder(lib.float32, [None] + list(shape)) for shape in shapes]
+            layer(xs if isinstance(input_shape, list) else xs[0])
+            configs.append((layer, _plain(layer.get_config())))
+    (_, theirs), (ours_layer, ours) = configs
+    for key in ignore:
+        theirs.pop(key, None)
+        ours.pop(key, None)
+    assert ours == theirs, f"config differs:\nflowmesh   {ours}\ntensorflow {theirs}"
+    with flowmesh.Graph().as_default():
+        again = _plain(type(ours_layer).from_config(ours_layer.get_config()).get_config())
+    for key in ignore:
+        again.pop(key, None)
+    assert again == ours, f"from_config(get_config()) differs:\n{again}\n{ours}"
     return ours

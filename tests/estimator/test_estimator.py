@@ -86,6 +86,11 @@ def test_run_config_reads_tf_config(monkeypatch):
         config.task_id = 3
     monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "chief", "index": 0}}))
     assert tf.estimator.RunConfig().is_chief
+    # The evaluator is not part of the training cluster: 0 workers, 0 ps (as TensorFlow).
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "evaluator", "index": 0}}))
+    config = tf.estimator.RunConfig()
+    assert (config.num_worker_replicas, config.num_ps_replicas, config.is_chief) == (0, 0, False)
+    assert config.master == "" and config.global_id_in_cluster is None
 
 
 def test_bad_input_errors(tmp_path):

@@ -82,14 +82,14 @@ def test_csv_logger_and_tensorboard(tmp_path):
     with open(tmp_path / "log.csv") as f:
         rows = list(csv.DictReader(f))
     assert [r["epoch"] for r in rows] == ["0", "1", "2"]
-    assert set(rows[0]) == {"epoch", "loss", "mae", "val_loss", "val_mae"}
+    assert set(rows[0]) == {"epoch", "loss", "mean_absolute_error", "val_loss", "val_mean_absolute_error"}
     tags = {}
     for kind in ("train", "validation"):
         (event_file,) = glob.glob(str(logs_dir / kind / "events.out.tfevents.*"))
         for event in tf.train.summary_iterator(event_file):
             for value in (event.summary.value if event.summary is not None else []):
                 tags.setdefault((kind, value.tag), []).append(event.step)
-    assert tags[("train", "epoch_loss")] == [0, 1, 2] and tags[("validation", "epoch_mae")] == [0, 1, 2]
+    assert tags[("train", "epoch_loss")] == [0, 1, 2] and tags[("validation", "epoch_mean_absolute_error")] == [0, 1, 2]
 
 
 class _Crash(K.callbacks.Callback):

@@ -15,6 +15,7 @@ import pytest
 
 import flowmesh as tf
 from flowmesh.testing.cluster import run_chief_and_worker
+from flowmesh.testing.keras_oracle import v1_metric_names
 from flowmesh.testing.tf_oracle import session_config
 from tests.rnn.oracle import require_rnn_oracle
 
@@ -64,6 +65,7 @@ def test_mirrored_masked_fit_follows_tf_keras_mirrored(case, weighting):
     with tf.Graph().as_default():
         strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
         _, got, got_weights = _fit(tf, strategy, case, weights, weighting)
+    expected = v1_metric_names(expected)
     for key in expected:
         np.testing.assert_allclose(got[key], expected[key], rtol=1e-4, atol=1e-6, err_msg=key)
     for a, b in zip(got_weights, expected_weights):

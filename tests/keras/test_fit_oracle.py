@@ -6,7 +6,7 @@ import pytest
 
 import flowmesh as tf
 from flowmesh.datasets import load_digits
-from flowmesh.testing.keras_oracle import require_tf_keras
+from flowmesh.testing.keras_oracle import require_tf_keras, v1_metric_names
 from flowmesh.testing.tf_oracle import session_config
 
 pytestmark = pytest.mark.oracle
@@ -96,6 +96,7 @@ def test_fit_matches_tensorflow_keras(case):
             intra_op_parallelism_threads=1)))
     _, ours, our_eval, our_pred = _run(tf.keras, ours_graph.as_default(), make, optimizer, weights,
                                        fit_kwargs, x, y)
+    theirs = v1_metric_names(theirs)
     assert sorted(ours) == sorted(theirs)
     for key in theirs:
         np.testing.assert_allclose(ours[key], theirs[key], rtol=2e-4, atol=2e-5, err_msg=key)

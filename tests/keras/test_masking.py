@@ -166,7 +166,7 @@ def test_masked_fit_follows_tf_keras():
         got_eval = ours.evaluate(IDS, y, verbose=0)
         got_two = ours.evaluate(IDS, y, batch_size=2, verbose=0)
     np.testing.assert_allclose(got["loss"], expected["loss"], rtol=1e-4)
-    np.testing.assert_allclose(got["accuracy"], expected["accuracy"], atol=1e-6)
+    np.testing.assert_allclose(got["acc"], expected["accuracy"], atol=1e-6)
     np.testing.assert_allclose(got_eval, expected_eval, rtol=1e-4)
     np.testing.assert_allclose(got_two, expected_two, rtol=1e-4)
     assert got["loss"][-1] < got["loss"][0]

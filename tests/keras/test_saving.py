@@ -67,7 +67,7 @@ def test_save_and_load_model(tmp_path):
         loaded = K.models.load_model(str(tmp_path / "model.h5"))
         assert loaded.name == "two_inputs" and loaded.input_names == ["image", "extra"]
         np.testing.assert_allclose(loaded.predict([X, xb]), expected, rtol=1e-6)
-        assert loaded.optimizer.momentum == 0.5 and loaded.metrics_names == ["loss", "mae"]
+        assert loaded.optimizer.momentum == 0.5 and loaded.metrics_names == ["loss", "mean_absolute_error"]
         before = loaded.get_weights()
         history = loaded.fit([X, xb], np.ones((20, 2)), epochs=2, verbose=0)
         assert np.isfinite(history.history["loss"]).all()

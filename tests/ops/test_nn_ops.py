@@ -168,6 +168,25 @@ def test_op_matches_tensorflow(spec):
 
 
 # --- bad input -------------------------------------------------------------------------------
+def test_softmax_xent_casts_labels_to_the_logits_dtype():
+    """float64 (or integer) labels with float32 logits: TensorFlow casts the labels, and the
+    gradient reaches them through the Cast in the v2 form."""
+    with fm.Graph().as_default():
+        labels = fm.constant(np.eye(3))
+        logits = fm.constant(np.arange(9, dtype=np.float32).reshape(3, 3))
+        loss = fm.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+        loss_v2 = fm.nn.softmax_cross_entropy_with_logits_v2(labels=fm.constant(np.eye(3, dtype=np.int32)),
+                                                             logits=logits)
+        grad = fm.gradients(fm.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits), labels)[0]
+        assert loss.dtype == fm.float32 and loss_v2.dtype == fm.float32 and grad.dtype == fm.float64
+        with fm.Session() as sess:
+            got, got_v2 = sess.run([loss, loss_v2])
+    x = np.arange(9, dtype=np.float64).reshape(3, 3)
+    want = -np.log(np.exp(x) / np.exp(x).sum(1, keepdims=True))[np.arange(3), np.arange(3)]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    np.testing.assert_allclose(got_v2, want, rtol=1e-5)
+
+
 def test_sparse_xent_label_out_of_range_names_value_and_range():
     logits = fm.placeholder(fm.float32, [2, 3])
     labels = fm.placeholder(fm.int32, [2])

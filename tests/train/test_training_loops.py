@@ -42,6 +42,15 @@ def test_assert_global_step():
     assert tf.train.piecewise_constant_decay is tf.train.piecewise_constant
 
 
+def test_get_or_create_global_step_returns_the_existing_step():
+    """Once the step exists (an Estimator made it), asking again returns it (a Variable is
+    never used as a Python bool in graph mode)."""
+    with tf.Graph().as_default() as g:
+        step = tf.train.create_global_step(g)
+        assert tf.train.get_or_create_global_step(g) is step
+        assert tf.train.get_or_create_global_step() is step
+
+
 def test_object_checkpoints_are_unsupported_with_the_reason():
     with pytest.raises(tf.errors.UnimplementedError, match="name-based tf.train.Saver"):
         tf.train.Checkpoint(model=None)

@@ -17,7 +17,7 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.graph import GraphKeys, Tensor, get_default_graph
 from flowmesh.core.shapes import TensorShape, as_shape
-from flowmesh.keras import backend, initializers, regularizers
+from flowmesh.keras import backend, constraints, initializers, regularizers
 from flowmesh.keras.engine import keras_mask
 from flowmesh.keras.engine import node as node_lib
 from flowmesh.keras.engine.input_spec import InputSpec, check_input
@@ -58,6 +58,7 @@ class Layer:
         self.input_spec: Any = None
         self._trainable_weights: list[Any] = []
         self._non_trainable_weights: list[Any] = []
+        self._weight_local_names: dict[int, str] = {}
         self._updates: list[Any] = []
         self._losses: list[Any] = []
         self._callable_losses: list[Any] = []
@@ -174,6 +175,7 @@ class Layer:
         dtype = dtypes.as_dtype(dtype or self.dtype)
         trainable = True if trainable is None else trainable
         initializer = initializers.get(initializer)
+        constraint = constraints.get(constraint)
         if initializer is None:
             initializer = self._default_initializer(dtype)
         variable = self._make_weight(name, as_shape(shape or ()), dtype, initializer,
@@ -182,6 +184,7 @@ class Layer:
             self._trainable_weights.append(variable)
         else:
             self._non_trainable_weights.append(variable)
+        self._weight_local_names[id(variable)] = name  # its name in object-graph checkpoints
         regularizer = regularizers.get(regularizer)
         if regularizer is not None:
             self._add_weight_regularization(name, variable, regularizer)
@@ -280,15 +283,26 @@ class Layer:
             if not self.built:
                 self._maybe_build(inputs)
             outputs = self.call(inputs, *args, **call_kwargs)
+            outputs = _distinct_outputs(inputs, outputs)
             if self._activity_regularizer is not None:
-                for out in nest.flatten(outputs):
-                    with graph.name_scope("ActivityRegularizer"):
-                        self._losses.append(self._activity_regularizer(out))
+                self._add_activity_losses(outputs)
             self._set_output_masks(inputs, outputs, masks)
-        self._record_node(inputs, outputs, kwargs)
+        self._record_node(inputs, outputs, kwargs, args)
         return outputs
 
     apply = __call__
+
+    def _add_activity_losses(self, outputs: Any) -> None:
+        """The activity regularizer's value on each output divided by its batch size (so the
+        penalty does not grow with the batch, as tf-keras does)."""
+        from flowmesh.ops import array_ops, cast_ops
+
+        graph = get_default_graph()
+        for out in nest.flatten(outputs):
+            with graph.name_scope("ActivityRegularizer"):
+                loss = self._activity_regularizer(out)
+                batch = cast_ops.cast(array_ops.shape(out)[0], loss.dtype)
+                self._losses.append(loss / batch)
 
     def _input_masks(self, inputs: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         """The input masks (given as ``mask=`` or carried by the inputs) and the keyword
@@ -350,11 +364,14 @@ class Layer:
             dims = x.shape.as_list() if x.shape.rank is not None else None
             check_input(spec, dims, self.name, i, _source(x))
 
-    def _record_node(self, inputs: Any, outputs: Any, kwargs: dict[str, Any]) -> None:
-        flat_in = [x for x in nest.flatten(inputs) if isinstance(x, Tensor)]
+    def _record_node(self, inputs: Any, outputs: Any, kwargs: dict[str, Any], args: tuple = ()) -> None:
+        flat_in: list[Tensor] = []
+        for x in nest.flatten(inputs) + nest.flatten(list(args)) + nest.flatten(list(kwargs.values())):
+            if isinstance(x, Tensor) and all(x is not seen for seen in flat_in):
+                flat_in.append(x)
         flat_out = [x for x in nest.flatten(outputs) if isinstance(x, Tensor)]
         if flat_in and flat_out:
-            node_lib.Node(self, flat_in, flat_out, dict(kwargs), inputs)
+            node_lib.Node(self, flat_in, flat_out, dict(kwargs), inputs, args)
 
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         """The output shape for ``input_shape``, found by calling the layer on placeholders
@@ -407,6 +424,17 @@ class Layer:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _distinct_outputs(inputs: Any, outputs: Any) -> Any:
+    """Outputs that are one of the inputs (an identity layer) become ``tf.identity`` copies,
+    as in Keras: each tensor has one producing layer call in the functional graph."""
+    from flowmesh.ops import array_ops
+
+    seen = {id(t) for t in nest.flatten(inputs) if isinstance(t, Tensor)}
+    if not any(id(t) in seen for t in nest.flatten(outputs)):
+        return outputs
+    return nest.map_structure(lambda t: array_ops.identity(t) if id(t) in seen else t, outputs)
 
 
 def _tensor_like(x: Any) -> bool:

@@ -24,10 +24,11 @@ class CompileConfig:
     loss_weights: list[float]
     metric_specs: list[list[Any]]
     output_names: list[str]
-    metric_names: list[str] = field(default_factory=list)
+    metric_names: list[str] = field(default_factory=list)  # the output losses' names first
     sample_weight_modes: list[str | None] = field(default_factory=list)  # None or "temporal", per output
     weighted_specs: list[list[Any]] = field(default_factory=list)  # weighted_metrics, per output
-    weighted_names: list[str] = field(default_factory=list)  # the first output's, as compile named them
+    weighted_names: list[Any] = field(default_factory=list)  # the first output's, as compile named them
+    plain_names: list[Any] = field(default_factory=list)  # the first output's metrics, as compile named them
 
 
 def _per_output(value: Any, names: list[str], what: str) -> list[Any]:
@@ -49,8 +50,9 @@ def resolve(optimizer: Any, loss: Any, metrics: Any, loss_weights: Any, output_n
             output_shapes: list[Any], sample_weight_mode: Any = None,
             weighted_metrics: Any = None) -> CompileConfig:
     """Validates and resolves every name (raising ValueError listing the valid names).
-    Metric names follow tf-keras: per output, ``metrics`` then ``weighted_metrics``, a
-    repeated name gets ``_1``, ``_2``, ..."""
+    Metric names follow tf-keras in TensorFlow 1.x graph mode: per output, ``metrics`` then
+    ``weighted_metrics`` (prefixed ``weighted_``), an entry repeated in one list counted
+    once, a name taken by another output or list gets ``_1``, ``_2``, ..."""
     opt = optimizers.get(optimizer)
     if loss is None:
         raise ValueError("compile() needs a `loss` (a name such as 'mse', a function or a tf.keras.losses.Loss)")
@@ -59,21 +61,26 @@ def resolve(optimizer: Any, loss: Any, metrics: Any, loss_weights: Any, output_n
     plain, weighted = _metrics_per_output(metrics, output_names), _metrics_per_output(weighted_metrics, output_names)
     specs: list[list[Any]] = []
     weighted_specs: list[list[Any]] = []
-    names: list[str] = []
-    base_names: list[list[str]] = []
+    # A model with several outputs reports each output's loss first (``<output>_loss``).
+    names: list[str] = [f"{n}_loss" for n in output_names] if len(output_names) > 1 else []
+    config_names: list[list[Any]] = []
     for i, fn in enumerate(loss_fns):
-        for entries, into in ((plain[i], specs), (weighted[i], weighted_specs)):
-            resolved, base_names = [], base_names + [[]]
-            for entry in (entries if isinstance(entries, (list, tuple)) else [entries] if entries else []):
+        for prefix, entries, into in (("", plain[i], specs), ("weighted_", weighted[i], weighted_specs)):
+            entries = list(entries) if isinstance(entries, (list, tuple)) else [entries] if entries else []
+            config_names.append([metrics_lib.config_name(e) for e in entries])
+            by_name: dict[str, Any] = {}  # a repeated name keeps its place, the last entry wins
+            for entry in entries:
                 name, metric = metrics_lib.resolve(entry, fn, output_shapes[i])
-                base_names[-1].append(name)
+                by_name[prefix + name] = metric
+            resolved = []
+            for name, metric in by_name.items():
                 name = _unique(f"{output_names[i]}_{name}" if len(output_names) > 1 else name, names)
                 resolved.append((name, metric))
                 names.append(name)
             into.append(resolved)
     return CompileConfig(opt, loss_fns, [float(w if w is not None else 1.0) for w in weights], specs,
                          output_names, names, sample_weights.resolve_modes(sample_weight_mode, output_names),
-                         weighted_specs, base_names[1])
+                         weighted_specs, config_names[1], config_names[0])
 
 
 def _metrics_per_output(metrics: Any, output_names: list[str]) -> list[Any]:
@@ -95,15 +102,17 @@ class TrainingGraph:
 
     def __init__(self, model: Any, config: CompileConfig, target_shapes: list[tuple]):
         from flowmesh.ops import math_ops
-        from flowmesh.ops.constant_op import placeholder
+        from flowmesh.ops.constant_op import constant, placeholder
         from flowmesh.ops.reduction_ops import reduce_mean
 
         self.graph = get_default_graph()
         self.inputs = list(model.inputs)
         outputs = list(model.outputs)
         self.targets, self.sample_weights = [], []
-        per_output_losses = []
+        per_output_losses, output_losses = [], []
         metric_tensors = []
+        self.stateful_slots: set[int] = set()  # metric positions reported at their accumulated value
+        self.reset_ops: list[Any] = []
         self.metric_counts: list[Any] = []
         self.metric_count_slots: list[int | None] = []
         with self.graph.name_scope(None):
@@ -118,9 +127,15 @@ class TrainingGraph:
                 with self.graph.name_scope(f"loss/{name}_loss" if len(outputs) > 1 else "loss"):
                     value = output_loss(fn, target, out, weight, mask)
                 per_output_losses.append(value * config.loss_weights[i] if config.loss_weights[i] != 1.0 else value)
+                if len(outputs) > 1:  # reported unweighted, a mean over the batches (tf-keras's)
+                    output_losses.append(value)
                 with self.graph.name_scope("metrics"):
                     for _, metric in config.metric_specs[i]:
-                        values = math_ops.cast(metric(target, out), dtypes.float32)
+                        if metrics_lib.per_sample(metric) is None:
+                            metric_tensors.append(self._stateful(metric, target, out, None, mask, len(metric_tensors)))
+                            self.metric_count_slots.append(None)
+                            continue
+                        values = math_ops.cast(metrics_lib.per_sample(metric)(target, out), dtypes.float32)
                         if mask is None:
                             metric_tensors.append(reduce_mean(values))
                             self.metric_count_slots.append(None)
@@ -129,7 +144,12 @@ class TrainingGraph:
                         self.metric_count_slots.append(len(self.metric_counts))
                         self.metric_counts.append(_reduce_sum(math_ops.cast(mask, dtypes.float32)))
                     for _, metric in (config.weighted_specs[i] if config.weighted_specs else []):
-                        total, count = weighted_sum(math_ops.cast(metric(target, out), dtypes.float32), weight, mask)
+                        if metrics_lib.per_sample(metric) is None:
+                            metric_tensors.append(self._stateful(metric, target, out, weight, mask, len(metric_tensors)))
+                            self.metric_count_slots.append(None)
+                            continue
+                        values = math_ops.cast(metrics_lib.per_sample(metric)(target, out), dtypes.float32)
+                        total, count = weighted_sum(values, weight, mask)
                         metric_tensors.append(math_ops.div_no_nan(total, count))
                         self.metric_count_slots.append(len(self.metric_counts))
                         self.metric_counts.append(count)
@@ -138,11 +158,36 @@ class TrainingGraph:
             if regularization:
                 total = math_ops.add_n([total] + regularization)
             self.total_loss = total
-            self.metric_tensors = metric_tensors
+            self.metric_tensors = output_losses + metric_tensors
+            self.stateful_slots = {len(output_losses) + k for k in self.stateful_slots}
+            if output_losses:  # each batch weighs 1 in the epoch means of the output losses
+                one = constant(1.0, name="batch_weight")
+                self.metric_count_slots = [len(self.metric_counts)] * len(output_losses) + self.metric_count_slots
+                self.metric_counts = self.metric_counts + [one]
             self.outputs = outputs
         self._train_op: Any = None
         self.model = model
         self.config = config
+
+    def _stateful(self, metric: Any, target: Any, out: Any, weight: Any, mask: Any, position: int) -> Any:
+        """An accumulating metric's value after this batch's update (its variables are reset
+        at each epoch, validation and evaluation: :meth:`reset_stateful_metrics`)."""
+        from flowmesh.ops import math_ops
+
+        sample_weight = weight
+        if mask is not None:
+            mask = math_ops.cast(mask, dtypes.float32)
+            sample_weight = mask if weight is None else sample_weights_times(weight, mask)
+        value = metric(target, out, sample_weight=sample_weight)
+        self.reset_ops += metric.reset_ops()
+        self.stateful_slots.add(position)
+        return value
+
+    def reset_stateful_metrics(self) -> None:
+        if self.reset_ops:
+            from flowmesh.keras import backend
+
+            backend.get_session().run(self.reset_ops)
 
     def train_fetches(self) -> list[Any]:
         """``[train op, loss, metric means...]`` for one training step."""
@@ -182,6 +227,13 @@ def _cast(value: Any, placeholder: Any) -> Any:
 
     dtype = placeholder.dtype.as_numpy_dtype
     return value if getattr(value, "dtype", None) == dtype else np.asarray(value, dtype=dtype)
+
+
+def sample_weights_times(weight: Any, mask: Any) -> Any:
+    """Sample (or temporal) weights times a mask, broadcast to the mask's shape."""
+    from flowmesh.ops import math_ops
+
+    return losses_lib.match_rank(math_ops.cast(weight, mask.dtype), mask) * mask
 
 
 def output_loss(fn: Any, target: Any, out: Any, weight: Any, mask: Any) -> Any:

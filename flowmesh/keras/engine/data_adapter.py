@@ -94,8 +94,7 @@ def split_validation(arrays: list[Any], split: float) -> tuple[list[Any], list[A
     return train, val
 
 
-def batch_slices(n: int, batch_size: int, shuffle: bool | str,
-                 rng: np.random.Generator) -> Iterator[np.ndarray | slice]:
+def batch_slices(n: int, batch_size: int, shuffle: bool | str, rng: Any) -> Iterator[np.ndarray | slice]:
     """Indices of consecutive batches over a (shuffled) permutation of ``range(n)``: index
     arrays, or ``slice`` objects without shuffling (``a[s]`` is then a view, not a copy)."""
     if not shuffle:
@@ -119,8 +118,19 @@ def batch_size_of(index: np.ndarray | slice) -> int:
 
 
 def is_dataset(x: Any) -> bool:
-    return hasattr(x, "make_one_shot_iterator") and hasattr(x, "element_spec") or \
+    """A ``tf.data`` dataset, a ``keras.utils.Sequence`` or a generator: data that comes in
+    batches (read through :func:`batches_for`)."""
+    from flowmesh.keras.utils.data_utils import is_python_batches
+
+    return is_python_batches(x) or hasattr(x, "make_one_shot_iterator") and hasattr(x, "element_spec") or \
         type(x).__name__ in ("Dataset", "DatasetV1", "DatasetV2") and hasattr(x, "make_one_shot_iterator")
+
+
+def batches_for(x: Any, session: Any) -> Any:
+    """The batch source (``next()``/``restart()``) of a dataset, Sequence or generator."""
+    from flowmesh.keras.utils.data_utils import PythonBatches, is_python_batches
+
+    return PythonBatches(x) if is_python_batches(x) else DatasetBatches(x, session)
 
 
 class DatasetBatches:

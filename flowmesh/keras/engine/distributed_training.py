@@ -103,9 +103,14 @@ class DistributedTrainingGraph(TrainingGraph):
             loss = self.strategy.reduce(ReduceOp.SUM, results[0]) * scale
             sums = [self.strategy.reduce(ReduceOp.SUM, value) for value in results[1]]
             counts = [self.strategy.reduce(ReduceOp.SUM, value) for value in results[2]]
-        metrics = [math_ops.div_no_nan(total, c) for total, c in zip(sums, counts)]
-        # Masked metrics' epoch means weigh each batch by its unmasked count (EpochMeans).
-        masked_counts = [c for c, slot in zip(counts, self.metric_count_slots) if slot is not None]
+            output_losses = [self.strategy.reduce(ReduceOp.SUM, value) * scale for value in results[4]]
+        metrics = output_losses + [math_ops.div_no_nan(total, c) for total, c in zip(sums, counts)]
+        # Masked metrics' epoch means weigh each batch by its unmasked count (EpochMeans);
+        # the output losses (several outputs) weigh each batch 1, as in the one-device graph.
+        slots = self.metric_count_slots[len(output_losses):]
+        masked_counts = [c for c, slot in zip(counts, slots) if slot is not None]
+        if output_losses:
+            masked_counts.append(self.metric_counts[-1])
         train_ops = self.strategy.experimental_local_results(results[3])
         regularization = self.model.losses
         if regularization:
@@ -118,21 +123,25 @@ class DistributedTrainingGraph(TrainingGraph):
 
         model, config, count = self.model, self.config, workers(self.strategy)
 
-        def step(xs: list[Any], ys: list[Any], ws: list[Any]) -> tuple[Any, list[Any], list[Any], Any]:
+        def step(xs: list[Any], ys: list[Any], ws: list[Any]) -> tuple[Any, ...]:
             before = list(model.updates)
             outputs = nest.flatten(model(xs[0] if len(xs) == 1 else xs, training=True))
-            total, metric_sums, metric_counts = None, [], []
+            total, metric_sums, metric_counts, parts = None, [], [], []
             for i, (out, y, w, fn) in enumerate(zip(outputs, ys, ws, config.loss_fns)):
                 mask = get_mask(out)
                 part = output_loss(fn, y, out, w, mask) * _replica_share(fn, y, n, count)
+                if len(outputs) > 1:
+                    parts.append(part)
                 part = part * config.loss_weights[i] if config.loss_weights[i] != 1.0 else part
                 total = part if total is None else total + part
                 for _, metric in config.metric_specs[i]:
-                    value_sum, value_count = _metric_sum(math_ops.cast(metric(y, out), dtypes.float32), mask)
+                    value_sum, value_count = _metric_sum(math_ops.cast(_per_sample(metric)(y, out), dtypes.float32),
+                                                         mask)
                     metric_sums.append(value_sum)
                     metric_counts.append(value_count)
                 for _, metric in (config.weighted_specs[i] if config.weighted_specs else []):
-                    value_sum, value_count = weighted_sum(math_ops.cast(metric(y, out), dtypes.float32), w, mask)
+                    value_sum, value_count = weighted_sum(math_ops.cast(_per_sample(metric)(y, out), dtypes.float32),
+                                                          w, mask)
                     metric_sums.append(value_sum)
                     metric_counts.append(value_count)
             objective = total * float(replicas)
@@ -142,9 +151,21 @@ class DistributedTrainingGraph(TrainingGraph):
             grads = [(g, v) for g, v in grads if g is not None]
             apply = train_optimizer.apply_gradients(grads, global_step=iterations)
             updates = [u for u in model.updates if u not in before]
-            return total, metric_sums, metric_counts, group(apply, *updates)
+            return total, metric_sums, metric_counts, group(apply, *updates), parts
 
         return step
+
+
+def _per_sample(metric: Any) -> Any:
+    """A metric's per-sample function; accumulating metrics (AUC...) are not available here."""
+    from flowmesh.keras import metrics as metrics_lib
+
+    fn = metrics_lib.per_sample(metric)
+    if fn is None:
+        raise NotImplementedError(f"Metric {metric.name} ({type(metric).__name__}) accumulates over the epoch; "
+                                  "flowmesh computes such metrics in fit on one device only (not under a "
+                                  "distribution strategy): evaluate it after training, or use a per-sample metric")
+    return fn
 
 
 def _ones_rows(count: Any, weight: Any) -> Any:

@@ -22,9 +22,16 @@ class EpochMeans:
     def __init__(self, graph: Any, names: list[str]):
         self.size = len(names)
         self.slots = list(getattr(graph, "metric_count_slots", [])) or [None] * (self.size - 1)
+        # Accumulating metrics (AUC...) report their value after the last batch; starting an
+        # epoch (or an evaluation) resets them.
+        self.last = {1 + k for k in getattr(graph, "stateful_slots", ())}
+        reset = getattr(graph, "reset_stateful_metrics", None)
+        if reset is not None and self.last:
+            reset()
         self.sums = [0.0] * self.size
         self.weights = [0.0] * self.size
         self._by_size = all(slot is None for slot in self.slots)
+        self._last: dict[int, float] = {}
 
     def add(self, values: Any, batch_size: int) -> list[float]:
         """Adds one batch; returns its ``[loss, *metrics]`` values."""
@@ -40,7 +47,10 @@ class EpochMeans:
         for i, (value, weight) in enumerate(zip(main, weights)):
             sums[i] += value * weight
             totals[i] += weight
+        for i in self.last:
+            self._last[i] = main[i]
         return main
 
     def means(self) -> list[float]:
-        return [float(s / w) if w > 0 else 0.0 for s, w in zip(self.sums, self.weights)]
+        return [self._last[i] if i in self.last and i in self._last else float(s / w) if w > 0 else 0.0
+                for i, (s, w) in enumerate(zip(self.sums, self.weights))]

@@ -69,12 +69,16 @@ def replay(nodes: list[node_lib.Node], inputs: list[Any], new_inputs: list[Any],
     """Calls the layers of ``nodes`` again on ``new_inputs`` (weights are shared) and returns
     the tensors corresponding to ``outputs``."""
     mapping = {id(old): new for old, new in zip(inputs, new_inputs)}
+    def remap(value: Any) -> Any:
+        return nest.map_structure(lambda t: mapping.get(id(t), t), value)
+
     for node in nodes:
-        args = nest.map_structure(lambda t: mapping.get(id(t), t), node.structure)
-        kwargs = dict(node.call_kwargs)
+        first = remap(node.structure)
+        args = [remap(a) for a in node.call_args]
+        kwargs = {key: remap(value) for key, value in node.call_kwargs.items()}
         if training is not None and getattr(node.layer, "_expects_training", False) and "training" not in kwargs:
             kwargs["training"] = training
-        result = node.layer(args, **kwargs)
+        result = node.layer(first, *args, **kwargs)
         for old, new in zip(node.output_tensors, nest.flatten(result)):
             mapping[id(old)] = new
     return [mapping.get(id(t), t) for t in outputs]

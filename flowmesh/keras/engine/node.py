@@ -15,19 +15,32 @@ _HISTORY: weakref.WeakKeyDictionary[Any, tuple[Any, int, int]] = weakref.WeakKey
 
 
 class Node:
-    """One call of ``layer``: ``input_tensors`` -> ``output_tensors`` with ``call_kwargs``."""
+    """One call of ``layer``: ``input_tensors`` -> ``output_tensors``.
+
+    ``structure`` is the first argument as passed (tensor, list or dict), ``call_args`` the
+    other positional arguments and ``call_kwargs`` the keyword arguments, for re-calls;
+    ``input_tensors`` are every tensor among them (``MultiHeadAttention(query, value)``
+    depends on both), ``first_tensors`` those of the first argument."""
 
     def __init__(self, layer: Any, input_tensors: list[Any], output_tensors: list[Any],
-                 call_kwargs: dict[str, Any], structure: Any):
+                 call_kwargs: dict[str, Any], structure: Any, call_args: tuple = ()):
         self.layer = layer
         self.input_tensors = input_tensors
         self.output_tensors = output_tensors
         self.call_kwargs = call_kwargs
-        self.structure = structure  # the inputs as passed (tensor, list or dict), for re-calls
+        self.structure = structure
+        self.call_args = tuple(call_args)
         index = len(layer._inbound_nodes)
         layer._inbound_nodes.append(self)
         for i, tensor in enumerate(output_tensors):
             _HISTORY[tensor] = (layer, index, i)
+
+    @property
+    def first_tensors(self) -> list[Any]:
+        from flowmesh.core.graph import Tensor
+        from flowmesh.ops import _structure as nest
+
+        return [t for t in nest.flatten(self.structure) if isinstance(t, Tensor)]
 
     @property
     def inbound_layers(self) -> list[Any]:

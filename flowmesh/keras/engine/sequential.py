@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from flowmesh.core.graph import Tensor
+from flowmesh.keras.engine import node as node_lib
 from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_layer import Input, InputLayer
 from flowmesh.keras.engine.training import Model
@@ -39,10 +41,15 @@ class Sequential(Model):
     def add(self, layer: Layer) -> None:
         """Appends ``layer`` (connecting it now when the model has an input shape).
 
+        ``layer`` may be the tensor of ``tf.keras.Input(...)``: the model starts from it.
+
         Raises:
             TypeError: not a Layer.
             ValueError: the layer does not accept the previous layer's output (names both).
         """
+        found = node_lib.history(layer) if isinstance(layer, Tensor) else None
+        if found is not None and isinstance(found[0], InputLayer):
+            layer = found[0]  # Sequential([tf.keras.Input(shape), ...]), as Keras's guides write it
         if isinstance(layer, InputLayer):
             self._input_tensor = layer._inbound_nodes[0].output_tensors[0]
             self._init_graph_network([self._input_tensor], [self._input_tensor])

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from flowmesh.core import dtypes
-from flowmesh.core.graph import Tensor
+from flowmesh.core.graph import Tensor, get_default_graph
 from flowmesh.keras import backend
 from flowmesh.keras.engine import compile_utils, functional, training_loop
 from flowmesh.keras.engine import node as node_lib
@@ -88,6 +88,14 @@ class Model(Layer):
             if layer.name == name:
                 return layer
         raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in self.layers]}.")
+
+    def _node_attr(self, attr: str) -> Any:
+        """A functional model's ``input``/``output`` (and their shapes) are its own inputs and
+        outputs, also before it is called on other tensors (as Keras's)."""
+        if self._is_graph_network and self.inputs:
+            tensors = self.inputs if attr == "input_tensors" else self.outputs
+            return tensors[0] if len(tensors) == 1 else list(tensors)
+        return super()._node_attr(attr)
 
     @property
     def input_names(self) -> list[str]:
@@ -183,7 +191,7 @@ class Model(Layer):
             config.output_names = self.output_names
         shapes = [tuple(np.shape(y)) for y in ys]
         built = self._training_graph
-        if built is not None and built.graph is backend.get_default_graph() and \
+        if built is not None and built.graph is get_default_graph() and \
                 [tuple(t.shape.as_list()[1:]) for t in built.targets] == [s[1:] for s in shapes]:
             return built
         training_loop.check_targets(self, config, shapes)
@@ -280,13 +288,15 @@ class Model(Layer):
         return json.dumps(config, default=_json_default, **kwargs)
 
     def save_weights(self, filepath: str, overwrite: bool = True, save_format: str | None = None) -> None:
-        """Writes the weights to HDF5 (``.h5``/``.keras``/``.hdf5``) or a flowmesh checkpoint."""
+        """Writes the weights to HDF5 (``.h5``/``.keras``/``.hdf5``) or, for any other path,
+        a TensorFlow-format checkpoint matched by structure (tf-keras's object graph)."""
         from flowmesh.keras.saving import weights_io
 
         weights_io.save_weights(self, filepath, save_format)
 
     def load_weights(self, filepath: str, by_name: bool = False, skip_mismatch: bool = False) -> None:
-        """Reads weights written by :meth:`save_weights` (or by TensorFlow's Keras, HDF5)."""
+        """Reads weights written by :meth:`save_weights` (or by tf-keras: HDF5 or TensorFlow
+        format), into a model of the same structure whatever its variables are named."""
         from flowmesh.keras.saving import weights_io
 
         weights_io.load_weights(self, filepath, by_name, skip_mismatch)

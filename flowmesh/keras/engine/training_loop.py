@@ -149,7 +149,7 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
     cbs, history = _callbacks(model, callbacks, verbose, params)
     model.history = history
     model.stop_training = False
-    rng = np.random.default_rng()
+    rng = np.random  # the global NumPy state, as Keras shuffles: np.random.seed(...) repeats a run
     cbs.on_train_begin()
     initial_epoch = max(initial_epoch, model.__dict__.pop("_resume_epoch", 0))
     for epoch in range(initial_epoch, epochs):
@@ -287,7 +287,7 @@ def _fit_dataset(model: Any, dataset: Any, epochs: int, verbose: int, callbacks:
                  initial_epoch: int, steps_per_epoch: int | None, validation_steps: int | None,
                  validation_freq: int) -> History:
     session = backend.get_session()
-    batches = data_adapter.DatasetBatches(dataset, session)
+    batches = data_adapter.batches_for(dataset, session)
     first = batches.next()
     if first is None:
         raise ValueError("fit() got an empty dataset")
@@ -344,7 +344,7 @@ def _fit_dataset(model: Any, dataset: Any, epochs: int, verbose: int, callbacks:
 
 def _evaluate_dataset(model: Any, dataset: Any, steps: int | None) -> dict[str, float]:
     session = backend.get_session()
-    batches = data_adapter.DatasetBatches(dataset, session)
+    batches = data_adapter.batches_for(dataset, session)
     names = model.metrics_names
     means, step = None, 0
     while steps is None or step < steps:
@@ -366,7 +366,7 @@ def _evaluate_dataset(model: Any, dataset: Any, steps: int | None) -> dict[str, 
 
 def _predict_dataset(model: Any, dataset: Any, steps: int | None) -> Any:
     session = backend.get_session()
-    batches = data_adapter.DatasetBatches(dataset, session)
+    batches = data_adapter.batches_for(dataset, session)
     chunks, step = [], 0
     while steps is None or step < steps:
         batch = batches.next()

@@ -1,15 +1,15 @@
-"""Convolution layers: ``Conv1D``, ``Conv2D``, ``Conv2DTranspose`` (channels_last or
-channels_first; kernels ``[k..., in, filters]``, transpose ``[kh, kw, filters, in]``)."""
+"""Convolution layers: ``Conv1D``, ``Conv2D``, ``Conv3D``, ``Conv2DTranspose`` (channels_last
+or channels_first; kernels ``[k..., in, filters]``, transpose ``[kh, kw, filters, in]``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from flowmesh.core.shapes import TensorShape
-from flowmesh.keras import activations, initializers, regularizers
+from flowmesh.keras import activations, backend, constraints, initializers, regularizers
 from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_spec import InputSpec
-from flowmesh.ops import array_ops, nn_conv_ops, nn_ops
+from flowmesh.ops import array_ops, manip_ops, nn_conv_ops, nn_ops
 
 
 def normalize_tuple(value: Any, n: int, name: str) -> tuple[int, ...]:
@@ -51,7 +51,7 @@ def deconv_output_length(size: int | None, k: int, padding: str, stride: int, di
 
 
 class Conv(Layer):
-    """N-D convolution (N = 1 or 2) with bias and activation."""
+    """N-D convolution (N = 1, 2 or 3) with bias and activation."""
 
     rank = 2
 
@@ -74,7 +74,8 @@ class Conv(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.input_spec = InputSpec(ndim=self.rank + 2)
 
     @property
@@ -103,8 +104,16 @@ class Conv(Layer):
 
     def _convolve(self, inputs: Any) -> Any:
         fmt = "NHWC" if self.data_format == "channels_last" else "NCHW"
+        if self.rank == 3:
+            return backend.conv3d(inputs, self.kernel, self.strides, self.padding, self.data_format,
+                                  self.dilation_rate)
         if self.rank == 1:
-            return nn_conv_ops.conv1d(inputs, self.kernel, self.strides[0], self.padding.upper(),
+            padding = self.padding.upper()
+            if padding == "CAUSAL":  # left-pad by the dilated kernel's reach, then VALID (tf-keras)
+                left = self.dilation_rate[0] * (self.kernel_size[0] - 1)
+                pads = [[0, 0], [left, 0], [0, 0]] if fmt == "NHWC" else [[0, 0], [0, 0], [left, 0]]
+                inputs, padding = manip_ops.pad(inputs, pads), "VALID"
+            return nn_conv_ops.conv1d(inputs, self.kernel, self.strides[0], padding,
                                       data_format="NWC" if fmt == "NHWC" else "NCW",
                                       dilations=self.dilation_rate[0])
         return nn_conv_ops.conv2d(inputs, self.kernel, list(self.strides), self.padding.upper(),
@@ -114,8 +123,8 @@ class Conv(Layer):
         outputs = self._convolve(inputs)
         if self.use_bias:
             fmt = "NHWC" if self.data_format == "channels_last" else "NCHW"
-            if self.rank == 1 and fmt == "NCHW":
-                outputs = outputs + array_ops.reshape(self.bias, [1, self.filters, 1])
+            if self.rank != 2 and fmt == "NCHW":
+                outputs = outputs + array_ops.reshape(self.bias, [1, self.filters] + [1] * self.rank)
             else:
                 outputs = nn_ops.bias_add(outputs, self.bias, data_format=fmt)
         if self.activation is not activations.linear:
@@ -131,7 +140,10 @@ class Conv(Layer):
                       kernel_initializer=initializers.serialize(self.kernel_initializer),
                       bias_initializer=initializers.serialize(self.bias_initializer),
                       kernel_regularizer=regularizers.serialize(self.kernel_regularizer),
-                      bias_regularizer=regularizers.serialize(self.bias_regularizer))
+                      bias_regularizer=regularizers.serialize(self.bias_regularizer),
+                      activity_regularizer=regularizers.serialize(self._activity_regularizer),
+                      kernel_constraint=constraints.serialize(self.kernel_constraint),
+                      bias_constraint=constraints.serialize(self.bias_constraint))
         return config
 
 
@@ -145,6 +157,12 @@ class Conv2D(Conv):
     """2-D convolution over ``[batch, rows, cols, channels]``."""
 
     rank = 2
+
+
+class Conv3D(Conv):
+    """3-D convolution over ``[batch, depth, rows, cols, channels]``."""
+
+    rank = 3
 
 
 class Conv2DTranspose(Conv):

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from flowmesh.core.shapes import TensorShape
-from flowmesh.keras import activations, backend, initializers, regularizers
+from flowmesh.keras import activations, backend, constraints, initializers, regularizers
 from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_spec import InputSpec
 from flowmesh.ops import array_ops, linalg_ops, nn_impl, nn_ops
@@ -33,7 +33,8 @@ class Dense(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.input_spec = InputSpec(min_ndim=2)
         self.supports_masking = True
 
@@ -71,7 +72,10 @@ class Dense(Layer):
                       kernel_initializer=initializers.serialize(self.kernel_initializer),
                       bias_initializer=initializers.serialize(self.bias_initializer),
                       kernel_regularizer=regularizers.serialize(self.kernel_regularizer),
-                      bias_regularizer=regularizers.serialize(self.bias_regularizer))
+                      bias_regularizer=regularizers.serialize(self.bias_regularizer),
+                      activity_regularizer=regularizers.serialize(self._activity_regularizer),
+                      kernel_constraint=constraints.serialize(self.kernel_constraint),
+                      bias_constraint=constraints.serialize(self.bias_constraint))
         return config
 
 
@@ -186,3 +190,16 @@ class Lambda(Layer):
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
         return self.mask(inputs, mask) if callable(self.mask) else self.mask
+
+
+class Identity(Layer):
+    """Returns its inputs (a copy of each tensor, so the functional graph has a node)."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs: Any) -> Any:
+        from flowmesh.ops import _structure as nest
+
+        return nest.map_structure(array_ops.identity, inputs)

@@ -1,5 +1,5 @@
 """Merge layers: ``Add``, ``Subtract``, ``Multiply``, ``Average``, ``Maximum``, ``Minimum``,
-``Concatenate`` and their functional forms (``tf.keras.layers.add([...])``)."""
+``Concatenate``, ``Dot`` and their functional forms (``tf.keras.layers.add([...])``)."""
 
 from __future__ import annotations
 
@@ -110,6 +110,49 @@ class Concatenate(_Merge):
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "axis": self.axis}
+
+
+class Dot(_Merge):
+    """Per-sample dot product of two inputs over ``axes`` (an int, or one per input);
+    ``normalize=True`` L2-normalizes both along those axes first (cosine proximity)."""
+
+    def __init__(self, axes: Any, normalize: bool = False, **kwargs: Any):
+        super().__init__(**kwargs)
+        if not isinstance(axes, int) and (not isinstance(axes, (list, tuple)) or len(axes) != 2
+                                          or not all(isinstance(a, int) for a in axes)):
+            raise ValueError(f"Invalid format for argument `axes`: expected an int or a list/tuple of 2 ints. "
+                             f"Received: axes={axes}")
+        self.axes, self.normalize = axes, normalize
+        self.supports_masking = True
+
+    def build(self, input_shape: Any) -> None:
+        if not isinstance(input_shape, (list, tuple)) or len(input_shape) != 2:
+            raise ValueError(f"A `Dot` layer should be called on a list of 2 inputs. Received: "
+                             f"input_shape={input_shape}")
+        self.built = True
+
+    def _merge(self, inputs: list[Any]) -> Any:
+        from flowmesh.keras import backend
+        from flowmesh.ops.nn_norm_ops import l2_normalize
+
+        if len(inputs) != 2:
+            raise ValueError(f"A `Dot` layer should be called on exactly 2 inputs. Received: inputs={inputs}")
+        x1, x2 = inputs
+        given = [self.axes, self.axes] if isinstance(self.axes, int) else list(self.axes)
+        axes = [a % x.shape.rank if a < 0 else a for a, x in zip(given, (x1, x2))]
+        if self.normalize:
+            x1, x2 = l2_normalize(x1, axis=axes[0]), l2_normalize(x2, axis=axes[1])
+        return backend.batch_dot(x1, x2, axes)
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        return None
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "axes": self.axes, "normalize": self.normalize}
+
+
+def dot(inputs: list[Any], axes: Any, normalize: bool = False, **kwargs: Any) -> Any:
+    return Dot(axes=axes, normalize=normalize, **kwargs)(inputs)
 
 
 def add(inputs: list[Any], **kwargs: Any) -> Any:

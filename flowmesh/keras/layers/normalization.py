@@ -14,10 +14,10 @@ from typing import Any
 
 from flowmesh.core.graph import get_default_graph
 from flowmesh.core.shapes import TensorShape
-from flowmesh.keras import backend, initializers, regularizers
+from flowmesh.keras import backend, constraints, initializers, regularizers
 from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_spec import InputSpec
-from flowmesh.ops import array_ops, math_ops, nn_norm_ops
+from flowmesh.ops import array_ops, math_ops, nn_norm_ops, reduction_ops
 from flowmesh.ops.constant_op import constant
 
 
@@ -162,7 +162,8 @@ class LayerNormalization(Layer):
 
     def __init__(self, axis: Any = -1, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
                  beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
-                 beta_regularizer: Any = None, gamma_regularizer: Any = None, **kwargs: Any):
+                 beta_regularizer: Any = None, gamma_regularizer: Any = None, beta_constraint: Any = None,
+                 gamma_constraint: Any = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.axis = axis
         self.epsilon, self.center, self.scale = float(epsilon), center, scale
@@ -170,6 +171,8 @@ class LayerNormalization(Layer):
         self.gamma_initializer = initializers.get(gamma_initializer)
         self.beta_regularizer = regularizers.get(beta_regularizer)
         self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
         self.supports_masking = True
 
     def build(self, input_shape: Any) -> None:
@@ -178,9 +181,11 @@ class LayerNormalization(Layer):
         self._axes = sorted(a % shape.rank for a in axes)
         param = [shape[a] for a in self._axes]
         self.gamma = self.add_weight("gamma", param, initializer=self.gamma_initializer,
-                                     regularizer=self.gamma_regularizer) if self.scale else None
+                                     regularizer=self.gamma_regularizer,
+                                     constraint=self.gamma_constraint) if self.scale else None
         self.beta = self.add_weight("beta", param, initializer=self.beta_initializer,
-                                    regularizer=self.beta_regularizer) if self.center else None
+                                    regularizer=self.beta_regularizer,
+                                    constraint=self.beta_constraint) if self.center else None
         self.built = True
 
     def call(self, inputs: Any) -> Any:
@@ -198,4 +203,108 @@ class LayerNormalization(Layer):
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon,
-                "center": self.center, "scale": self.scale}
+                "center": self.center, "scale": self.scale,
+                "beta_initializer": initializers.serialize(self.beta_initializer),
+                "gamma_initializer": initializers.serialize(self.gamma_initializer),
+                "beta_regularizer": regularizers.serialize(self.beta_regularizer),
+                "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
+                "beta_constraint": constraints.serialize(self.beta_constraint),
+                "gamma_constraint": constraints.serialize(self.gamma_constraint)}
+
+
+class UnitNormalization(Layer):
+    """Scales each sample to unit L2 norm over ``axis``."""
+
+    def __init__(self, axis: Any = -1, **kwargs: Any):
+        super().__init__(**kwargs)
+        if not isinstance(axis, (int, list, tuple)):
+            raise TypeError(f"Invalid value for `axis` argument: expected an int or a list/tuple of ints. "
+                            f"Received: axis={axis}")
+        self.axis = list(axis) if isinstance(axis, (list, tuple)) else axis
+        self.supports_masking = True
+
+    def call(self, inputs: Any) -> Any:
+        from flowmesh.ops import cast_ops
+
+        return nn_norm_ops.l2_normalize(cast_ops.cast(inputs, self.dtype), axis=self.axis)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "axis": self.axis}
+
+
+class GroupNormalization(Layer):
+    """Normalizes each sample over groups of ``groups`` channels (along ``axis``) and the
+    other non-batch axes, then scales by ``gamma`` and shifts by ``beta`` per channel."""
+
+    def __init__(self, groups: int = 32, axis: int = -1, epsilon: float = 1e-3, center: bool = True,
+                 scale: bool = True, beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
+                 beta_regularizer: Any = None, gamma_regularizer: Any = None, beta_constraint: Any = None,
+                 gamma_constraint: Any = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.groups, self.axis, self.epsilon, self.center, self.scale = groups, axis, epsilon, center, scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
+
+    def build(self, input_shape: Any) -> None:
+        dims = TensorShape(input_shape).as_list()
+        dim = dims[self.axis]
+        if dim is None:
+            raise ValueError(f"Axis {self.axis} of input tensor should have a defined dimension but the layer "
+                             f"received an input with shape {tuple(dims)}.")
+        if self.groups == -1:
+            self.groups = dim
+        if dim < self.groups:
+            raise ValueError(f"Number of groups ({self.groups}) cannot be more than the number of channels ({dim}).")
+        if dim % self.groups:
+            raise ValueError(f"Number of groups ({self.groups}) must be a multiple of the number of channels "
+                             f"({dim}).")
+        self.gamma = self.add_weight("gamma", [dim], initializer=self.gamma_initializer,
+                                     regularizer=self.gamma_regularizer,
+                                     constraint=self.gamma_constraint) if self.scale else None
+        self.beta = self.add_weight("beta", [dim], initializer=self.beta_initializer,
+                                    regularizer=self.beta_regularizer,
+                                    constraint=self.beta_constraint) if self.center else None
+        self.built = True
+
+    def _grouped(self, x: Any) -> Any:
+        dims = array_ops.shape(x)
+        shape = [dims[i] for i in range(x.shape.rank)]
+        shape[self.axis] = dims[self.axis] // self.groups
+        shape.insert(self.axis, self.groups)
+        return array_ops.reshape(x, array_ops.stack(shape))
+
+    def call(self, inputs: Any, mask: Any = None) -> Any:
+        from flowmesh.ops import cast_ops
+
+        rank = inputs.shape.rank
+        grouped = self._grouped(inputs)
+        weights = cast_ops.cast(self._grouped(array_ops.ones_like(inputs) if mask is None else
+                                              reduction_ops.broadcast_to(mask, array_ops.shape(inputs))),
+                                grouped.dtype)
+        axes = list(range(1, rank + 1))
+        axes.pop(self.axis - 1)
+        mean, variance = nn_norm_ops.weighted_moments(grouped, axes, weights, keepdims=True)
+        shape = [1] * rank
+        shape[self.axis] = inputs.shape.as_list()[self.axis] // self.groups
+        shape.insert(self.axis, self.groups)
+        gamma = array_ops.reshape(self.gamma, shape) if self.gamma is not None else None
+        beta = array_ops.reshape(self.beta, shape) if self.beta is not None else None
+        normed = nn_norm_ops.batch_normalization(grouped, mean, variance, beta, gamma, self.epsilon)
+        out = array_ops.reshape(normed, array_ops.shape(inputs))
+        out.set_shape(inputs.shape)
+        return out
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "groups": self.groups, "axis": self.axis, "epsilon": self.epsilon,
+                "center": self.center, "scale": self.scale,
+                "beta_initializer": initializers.serialize(self.beta_initializer),
+                "gamma_initializer": initializers.serialize(self.gamma_initializer),
+                "beta_regularizer": regularizers.serialize(self.beta_regularizer),
+                "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
+                "beta_constraint": constraints.serialize(self.beta_constraint),
+                "gamma_constraint": constraints.serialize(self.gamma_constraint)}

@@ -1,5 +1,5 @@
-"""Pooling layers: ``MaxPooling1D/2D``, ``AveragePooling1D/2D``, ``GlobalAveragePooling1D/2D``,
-``GlobalMaxPooling1D/2D``."""
+"""Pooling layers: ``MaxPooling1D/2D/3D``, ``AveragePooling1D/2D/3D``,
+``GlobalAveragePooling1D/2D/3D``, ``GlobalMaxPooling1D/2D/3D``."""
 
 from __future__ import annotations
 
@@ -31,6 +31,12 @@ class Pooling(Layer):
     def call(self, inputs: Any) -> Any:
         pool = nn_conv_ops.max_pool if self.op == "max" else nn_conv_ops.avg_pool
         last = self.data_format == "channels_last"
+        if self.rank == 3:
+            from flowmesh.ops import nn_pool3d_ops
+
+            pool3d = nn_pool3d_ops.max_pool3d if self.op == "max" else nn_pool3d_ops.avg_pool3d
+            return pool3d(inputs, list(self.pool_size), list(self.strides), self.padding.upper(),
+                          data_format="NDHWC" if last else "NCDHW")
         if self.rank == 1:
             axis = 2 if last else 3
             x = array_ops.expand_dims(inputs, axis)
@@ -53,12 +59,20 @@ class MaxPooling2D(Pooling):
     rank, op = 2, "max"
 
 
+class MaxPooling3D(Pooling):
+    rank, op = 3, "max"
+
+
 class AveragePooling1D(Pooling):
     rank, op = 1, "avg"
 
 
 class AveragePooling2D(Pooling):
     rank, op = 2, "avg"
+
+
+class AveragePooling3D(Pooling):
+    rank, op = 3, "avg"
 
 
 class GlobalPooling(Layer):
@@ -118,3 +132,11 @@ class GlobalMaxPooling1D(GlobalPooling):
 
 class GlobalMaxPooling2D(GlobalPooling):
     rank, op = 2, "max"
+
+
+class GlobalAveragePooling3D(GlobalPooling):
+    rank, op = 3, "avg"
+
+
+class GlobalMaxPooling3D(GlobalPooling):
+    rank, op = 3, "max"

@@ -29,6 +29,8 @@ from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_spec import InputSpec
 from flowmesh.keras.layers import recurrent_fused, recurrent_state
 from flowmesh.keras.layers.recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell
+from flowmesh.keras.layers.recurrent_stacked import StackedRNNCells, output_size, state_sizes
+from flowmesh.keras.layers.recurrent_stacked import initial_state as cell_initial_state
 from flowmesh.ops import _structure as nest
 from flowmesh.ops import array_ops, manip_ops, math_ops, select_ops
 
@@ -87,6 +89,8 @@ class RNN(Layer):
                  go_backwards: bool = False, stateful: bool = False, unroll: bool = False,
                  time_major: bool = False, zero_output_for_mask: bool = False, **kwargs: Any):
         super().__init__(**kwargs)
+        if isinstance(cell, (list, tuple)):
+            cell = StackedRNNCells(cell)
         self.cell = cell
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
         self.go_backwards, self.time_major = bool(go_backwards), bool(time_major)
@@ -111,7 +115,7 @@ class RNN(Layer):
         mask = nest.flatten(mask)[0] if mask is not None else None
         output_mask = mask if self.return_sequences else None
         if self.return_state:
-            return [output_mask] + [None] * len(self.cell._state_sizes())
+            return [output_mask] + [None] * len(state_sizes(self.cell))
         return output_mask
 
     def call(self, inputs: Any, initial_state: Any = None, training: Any = None,
@@ -134,10 +138,22 @@ class RNN(Layer):
             result = outputs if self.time_major else array_ops.transpose(outputs, [1, 0, 2])
         else:
             result = last
-        result = [result] + list(final) if self.return_state else result
+        result = [result] + self._nested_states(final) if self.return_state else result
         if self.stateful:
             result = recurrent_state.after_update(self.states, final, result)
         return result
+
+    def _nested_states(self, final: list[Any]) -> list[Any]:
+        """The final states as tf-keras returns them: for stacked cells one entry per cell
+        (a list when the cell has several states)."""
+        if not isinstance(self.cell, StackedRNNCells):
+            return list(final)
+        nested, rest = [], list(final)
+        for cell in self.cell.cells:
+            n = len(state_sizes(cell))
+            nested.append(rest[0] if n == 1 else rest[:n])
+            rest = rest[n:]
+        return nested
 
     def _time_major_inputs(self, x: Any) -> Any:
         if not self.time_major:
@@ -162,10 +178,10 @@ class RNN(Layer):
         if initial_state is None and self.stateful:
             return recurrent_state.read_states(self.states)
         if initial_state is None:
-            return self.cell.get_initial_state(batch, dtype)
+            return cell_initial_state(self.cell, batch, dtype)
         states = [convert_to_tensor(s) for s in nest.flatten(initial_state)]
-        if len(states) != len(self.cell._state_sizes()):
-            raise ValueError(f"Layer {self.name} expects {len(self.cell._state_sizes())} initial "
+        if len(states) != len(state_sizes(self.cell)):
+            raise ValueError(f"Layer {self.name} expects {len(state_sizes(self.cell))} initial "
                              f"states, but it received {len(states)}")
         return states
 
@@ -185,8 +201,8 @@ class RNN(Layer):
         from flowmesh.rnn.dynamic_rnn import rnn_loop
 
         batch = array_ops.shape(x)[1]
-        first = array_ops.zeros(array_ops.stack([batch, self.cell.output_size]), dtype=x.dtype)
-        first.set_shape(TensorShape([x.shape[1], self.cell.output_size]))
+        first = array_ops.zeros(array_ops.stack([batch, output_size(self.cell)]), dtype=x.dtype)
+        first.set_shape(TensorShape([x.shape[1], output_size(self.cell)]))
         step = _MaskedStepCell(self.cell, self.zero_output_for_mask)
         outputs, final = rnn_loop(step, (x, mask), [x, mask], (first, *states), None, 32, False)
         return outputs, list(final[1:])
@@ -205,7 +221,20 @@ class RNN(Layer):
                                              if hasattr(self, k)}}
         if not config.get("zero_output_for_mask"):
             config.pop("zero_output_for_mask", None)
+        if type(self) is RNN:  # a generic RNN carries its cell, as tf-keras's
+            from flowmesh.keras.saving.model_config import layer_config
+
+            config["cell"] = layer_config(self.cell)
         return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> RNN:
+        config = dict(config)
+        if isinstance(config.get("cell"), dict):
+            from flowmesh.keras.saving.model_config import layer_from_config
+
+            config["cell"] = layer_from_config(config["cell"], custom_objects)
+        return cls(**config)
 
 
 class _CellLayer(RNN):
@@ -298,7 +327,7 @@ class Bidirectional(Layer):
         if self.merge_mode is None:
             output_mask = [output_mask, output_mask]
         if self.return_state:
-            states = [None] * (2 * len(self.forward_layer.cell._state_sizes()))
+            states = [None] * (2 * len(state_sizes(self.forward_layer.cell)))
             return (output_mask if isinstance(output_mask, list) else [output_mask]) + states
         return output_mask
 

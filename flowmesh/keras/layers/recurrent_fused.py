@@ -35,7 +35,7 @@ def fusable(cell: Any, x: Any) -> bool:
     if not settings.FUSED_RNN.get() or x.shape.rank != 3 or \
             x.dtype not in (dtypes.float32, dtypes.float64):
         return False
-    if cell.activation is not activations.tanh or \
+    if type(cell) not in (LSTMCell, GRUCell) or cell.activation is not activations.tanh or \
             getattr(cell, "recurrent_activation", None) is not activations.sigmoid:
         return False
     return type(cell) is LSTMCell or (type(cell) is GRUCell and cell.reset_after and

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from flowmesh.core.graph import get_default_graph
+from flowmesh.keras.layers.recurrent_stacked import state_sizes
 from flowmesh.ops import _structure as nest
 
 
@@ -41,7 +42,7 @@ def make_state_variables(layer: Any, input_dims: list[Any]) -> list[Any]:
     with get_default_graph().name_scope("states"):
         return [Variable(initial_value=lambda s=size: array_ops.zeros([batch, s], dtype=dtype),
                          trainable=False, name=f"state_{i}", dtype=dtype)
-                for i, size in enumerate(layer.cell._state_sizes())]
+                for i, size in enumerate(state_sizes(layer.cell))]
 
 
 def read_states(variables: list[Any]) -> list[Any]:

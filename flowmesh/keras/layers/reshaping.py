@@ -1,30 +1,49 @@
-"""``UpSampling2D`` (nearest neighbour) and ``TimeDistributed``."""
+"""``UpSampling1D/2D/3D``, ``RepeatVector``, ``Permute`` and ``TimeDistributed``."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from flowmesh.keras import backend
 from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_spec import InputSpec
 from flowmesh.keras.layers.convolutional import normalize_data_format, normalize_tuple
 from flowmesh.ops import array_ops
 
 
+class UpSampling1D(Layer):
+    """Repeats each time step ``size`` times."""
+
+    def __init__(self, size: int = 2, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.size = int(size)
+        self.input_spec = InputSpec(ndim=3)
+
+    def call(self, inputs: Any) -> Any:
+        return backend.repeat_elements(inputs, self.size, axis=1)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "size": self.size}
+
+
 class UpSampling2D(Layer):
-    """Repeats rows and columns ``size`` times (``interpolation="nearest"``)."""
+    """Scales rows and columns by ``size`` (``interpolation``: ``nearest`` repeats them,
+    ``bilinear`` is TensorFlow 2's half-pixel bilinear resize)."""
 
     def __init__(self, size: Any = (2, 2), data_format: str | None = None, interpolation: str = "nearest",
                  **kwargs: Any):
         super().__init__(**kwargs)
-        if interpolation != "nearest":
+        if interpolation not in ("nearest", "bilinear"):
             raise NotImplementedError(f"UpSampling2D: interpolation={interpolation!r} is not supported by "
-                                      "flowmesh; use 'nearest'")
+                                      "flowmesh; use 'nearest' or 'bilinear'")
         self.size = normalize_tuple(size, 2, "size")
         self.data_format = normalize_data_format(data_format)
         self.interpolation = interpolation
         self.input_spec = InputSpec(ndim=4)
 
     def call(self, inputs: Any) -> Any:
+        if self.interpolation == "bilinear":
+            return backend.resize_images(inputs, self.size[0], self.size[1], self.data_format, "bilinear")
         x = inputs
         if self.data_format == "channels_first":
             x = array_ops.transpose(x, [0, 2, 3, 1])
@@ -43,6 +62,87 @@ class UpSampling2D(Layer):
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "size": self.size, "data_format": self.data_format,
                 "interpolation": self.interpolation}
+
+
+class UpSampling3D(Layer):
+    """Repeats the entries of the three spatial axes ``size`` times."""
+
+    def __init__(self, size: Any = (2, 2, 2), data_format: str | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.size = normalize_tuple(size, 3, "size")
+        self.data_format = normalize_data_format(data_format)
+        self.input_spec = InputSpec(ndim=5)
+
+    def call(self, inputs: Any) -> Any:
+        return backend.resize_volumes(inputs, *self.size, self.data_format)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "size": self.size, "data_format": self.data_format}
+
+
+class RepeatVector(Layer):
+    """``[batch, features]`` -> ``[batch, n, features]``."""
+
+    def __init__(self, n: int, **kwargs: Any):
+        super().__init__(**kwargs)
+        if not isinstance(n, int):
+            raise TypeError(f"Expected an integer value for `n`, got {type(n)}.")
+        self.n = n
+        self.input_spec = InputSpec(ndim=2)
+
+    def call(self, inputs: Any) -> Any:
+        return backend.repeat(inputs, self.n)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "n": self.n}
+
+
+class Permute(Layer):
+    """Permutes the non-batch axes: ``dims`` is a permutation of ``1..rank-1``."""
+
+    def __init__(self, dims: Any, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.dims = tuple(int(d) for d in dims)
+        if sorted(self.dims) != list(range(1, len(self.dims) + 1)):
+            raise ValueError(f"Invalid permutation argument `dims` for Permute Layer. The set of indices in `dims` "
+                             f"must be consecutive and start from 1. Received dims={dims}")
+        self.input_spec = InputSpec(ndim=len(self.dims) + 1)
+
+    def call(self, inputs: Any) -> Any:
+        return array_ops.transpose(inputs, [0, *self.dims])
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "dims": self.dims}
+
+
+class Wrapper(Layer):
+    """Base class of layers that wrap another layer (``self.layer``); its config carries the
+    wrapped layer's."""
+
+    def __init__(self, layer: Layer, **kwargs: Any):
+        if not isinstance(layer, Layer):
+            raise ValueError(f"Please initialize `{type(self).__name__}` layer with a `tf.keras.layers.Layer` "
+                             f"instance. Received: {layer!r}")
+        super().__init__(**kwargs)
+        self.layer = layer
+
+    def build(self, input_shape: Any = None) -> None:
+        if not self.layer.built:
+            self.layer.build(input_shape)
+            self.layer.built = True
+        self.built = True
+
+    def get_config(self) -> dict[str, Any]:
+        from flowmesh.keras.saving.model_config import layer_config
+
+        return {**super().get_config(), "layer": layer_config(self.layer)}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Wrapper:
+        from flowmesh.keras.saving.model_config import layer_from_config
+
+        config = dict(config)
+        return cls(layer_from_config(config.pop("layer"), custom_objects), **config)
 
 
 class TimeDistributed(Layer):

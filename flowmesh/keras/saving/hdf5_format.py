@@ -41,9 +41,10 @@ def _training_config(model: Any) -> dict[str, Any] | None:
         loss = [losses.serialize(losses.get(v)) for v in loss]
     else:
         loss = losses.serialize(losses.get(loss))
-    metrics = [name for specs in compiled.metric_specs[:1] for name, _ in specs]
+    metrics = list(compiled.plain_names)
     weights = compiled.loss_weights
-    return {"loss": loss, "metrics": sorted(set(metrics), key=metrics.index),
+    unique = [m for i, m in enumerate(metrics) if m not in metrics[:i]]
+    return {"loss": loss, "metrics": unique,
             "loss_weights": None if all(w == 1.0 for w in weights) else weights,
             "sample_weight_mode": _sample_weight_mode(compiled),
             "weighted_metrics": list(compiled.weighted_names) or None,
@@ -108,17 +109,16 @@ def load_model(filepath: str, custom_objects: dict | None = None, compile: bool 
 
 
 def _deserialize_optimizer(config: dict[str, Any]) -> Any:
-    """A Keras optimizer from flowmesh's or tf-keras's ``optimizer_config``.
-
-    Raises:
-        ValueError: a learning-rate schedule (flowmesh's Keras optimizers take a number).
-    """
+    """A Keras optimizer from flowmesh's or tf-keras's ``optimizer_config`` (a learning-rate
+    schedule given as its config is rebuilt too)."""
     body = {k: v for k, v in config.get("config", {}).items() if k not in ("is_legacy_optimizer", "jit_compile")}
     name = config["class_name"].split(">")[-1]
     if isinstance(body.get("learning_rate"), dict):
-        raise ValueError(f"The saved {name} optimizer has a learning-rate schedule "
-                         f"({body['learning_rate'].get('class_name')}), which flowmesh's Keras optimizers do "
-                         "not take: load with compile=False and compile with a LearningRateScheduler callback")
+        from flowmesh.keras.optimizers_schedules import deserialize
+
+        schedule = dict(body["learning_rate"])
+        schedule["class_name"] = schedule["class_name"].split(">")[-1]
+        body["learning_rate"] = deserialize(schedule)
     return optimizers.deserialize({"class_name": name, "config": body})
 
 
@@ -130,10 +130,16 @@ def _metric_names(metrics: Any) -> Any:
     flat = []
     for item in metrics:
         for entry in item if isinstance(item, list) else [item]:
-            if isinstance(entry, dict):
+            if isinstance(entry, dict) and entry.get("class_name") not in metrics_classes():
                 entry = entry.get("config", {}).get("name") or entry.get("class_name")
             flat.append(entry)
     return flat
+
+
+def metrics_classes() -> set[str]:
+    from flowmesh.keras import metrics
+
+    return set(metrics._CLASSES)
 
 
 def _deserialize_loss(loss: Any, custom_objects: dict | None) -> Any:

@@ -34,6 +34,10 @@ def _registry(custom_objects: dict | None) -> dict[str, Any]:
 
     table = {name: obj for name, obj in vars(layers_module).items() if isinstance(obj, type)}
     table.update({"Sequential": Sequential, "Model": Model, "Functional": Model})
+    from flowmesh.keras.utils.generic_utils import get_custom_objects
+
+    table.update({name.split(">")[-1]: obj for name, obj in get_custom_objects().items()})
+    table.update(get_custom_objects())
     table.update(custom_objects or {})
     return table
 
@@ -170,14 +174,40 @@ def functional_config(model: Any) -> dict[str, Any]:
         call_number[id(node.layer)] = k + 1
         entry = entries.setdefault(id(node.layer), {**layer_config(node.layer), "name": node.layer.name,
                                                      "inbound_nodes": []})
-        kwargs = {key: value for key, value in node.call_kwargs.items() if isinstance(value, (bool, int, float, str))}
-        entry["inbound_nodes"].append([ref(t) + [kwargs] for t in node.input_tensors])
+        kwargs = _call_kwargs(node, ref)
+        entry["inbound_nodes"].append([ref(t) + [kwargs] for t in node.first_tensors])
         for i, out in enumerate(node.output_tensors):
             refs[id(out)] = [node.layer.name, k, i]
     order = {id(layer): i for i, layer in enumerate(model.layers)}
     layers = [entries[key] for key in sorted(entries, key=lambda key: order.get(key, len(order)))]
     return {"name": model.name, "trainable": model.trainable, "layers": layers,
             "input_layers": [ref(t) for t in model.inputs], "output_layers": [ref(t) for t in model.outputs]}
+
+
+def _call_kwargs(node: Any, ref: Any) -> dict[str, Any]:
+    """A call's keyword arguments as tf-keras writes them: positional arguments after the
+    first by their parameter names, tensors as ``[layer, node index, tensor index]``,
+    other values when JSON can hold them."""
+    import inspect
+
+    from flowmesh.core.graph import Tensor
+
+    kwargs = dict(node.call_kwargs)
+    if node.call_args:
+        names = [p for p in inspect.signature(node.layer.call).parameters][1:]
+        kwargs.update(zip(names, node.call_args))
+    written = {}
+    for key, value in kwargs.items():
+        if isinstance(value, Tensor):
+            written[key] = ref(value)
+        elif isinstance(value, (bool, int, float, str)) or value is None:
+            written[key] = value
+    return written
+
+
+def _is_tensor_ref(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 3 and isinstance(value[0], str) and \
+        isinstance(value[1], int) and isinstance(value[2], int)
 
 
 def model_from_config(config: dict[str, Any], custom_objects: dict | None = None) -> Any:
@@ -223,16 +253,24 @@ def _replay_calls(layers: dict[str, Any], calls: list[tuple[str, list[list[Any]]
         index_of[position] = counts.get(name, 0)
         counts[name] = index_of[position] + 1
     pending = list(range(len(calls)))
+    def needed(position: int) -> list[tuple[str, int, int]]:
+        refs = [(r[0], r[1], r[2]) for r in calls[position][1]]
+        for r in calls[position][1]:
+            kwargs = r[3] if len(r) > 3 and isinstance(r[3], dict) else {}
+            refs += [tuple(v) for v in kwargs.values() if _is_tensor_ref(v)]
+        return refs
+
     while pending:
-        ready = [p for p in pending if all((r[0], r[1], r[2]) in produced for r in calls[p][1])]
+        ready = [p for p in pending if all(key in produced for key in needed(p))]
         if not ready:
             name, inputs, _ = calls[pending[0]]
-            missing = [r[:3] for r in inputs if (r[0], r[1], r[2]) not in produced]
+            missing = [list(key) for key in needed(pending[0]) if key not in produced]
             raise ValueError(f"The model config calls layer {name!r} on {missing}, which no layer produces")
         for p in ready:
             name, inputs, as_list = calls[p]
             tensors = [produced[(r[0], r[1], r[2])] for r in inputs]
             kwargs = next((dict(r[3]) for r in inputs if len(r) > 3 and r[3]), {})
+            kwargs = {k: produced[tuple(v)] if _is_tensor_ref(v) else v for k, v in kwargs.items()}
             outputs = layers[name](tensors if as_list else tensors[0], **kwargs)
             for i, out in enumerate(outputs if isinstance(outputs, (list, tuple)) else [outputs]):
                 produced[(name, index_of[p], i)] = out

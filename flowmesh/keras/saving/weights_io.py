@@ -1,11 +1,13 @@
-"""``save_weights``/``load_weights``: HDF5 in Keras 2's layout, or a flowmesh checkpoint.
+"""``save_weights``/``load_weights``: HDF5 in Keras 2's layout, or TensorFlow's format.
 
 HDF5 layout (what TensorFlow's Keras 2 writes, so files interchange with it): the root
 (or a model file's ``model_weights`` group) has attributes ``layer_names`` (bytes) and
 ``backend``/``keras_version``; one group per layer with attribute ``weight_names``
 (``dense/kernel:0``...) and one dataset per weight at that path. Layers are matched in
 order among those with weights, or by layer name (``by_name=True``). Other paths are
-written with ``tf.train.Saver`` (flowmesh's checkpoint format) over the model's weights.
+tf-keras's object-graph checkpoints (:mod:`flowmesh.keras.saving.object_checkpoint`),
+matched by the model's structure; a checkpoint without an object graph (written by
+``tf.train.Saver``) is restored by variable name.
 """
 
 from __future__ import annotations
@@ -114,7 +116,9 @@ def save_weights(model: Any, filepath: str, save_format: str | None = None) -> N
         with _h5py().File(filepath, "w") as f:
             save_weights_to_group(f, _model_layers(model))
         return
-    _checkpoint_saver(model).save(backend.get_session(), str(filepath), write_meta_graph=False)
+    from flowmesh.keras.saving import object_checkpoint
+
+    object_checkpoint.save(model, str(filepath))
 
 
 def load_weights(model: Any, filepath: str, by_name: bool = False, skip_mismatch: bool = False) -> None:
@@ -123,6 +127,13 @@ def load_weights(model: Any, filepath: str, by_name: bool = False, skip_mismatch
         with _h5py().File(filepath, "r") as f:
             group = f["model_weights"] if "model_weights" in f and "layer_names" not in f.attrs else f
             load_weights_from_group(group, _model_layers(model), by_name, skip_mismatch)
+        return
+    from flowmesh.checkpoint.reader import CheckpointReader
+    from flowmesh.keras.saving import object_checkpoint
+
+    reader = CheckpointReader(str(filepath))
+    if object_checkpoint.has_object_graph(reader):
+        object_checkpoint.restore(model, reader, skip_mismatch)
         return
     _checkpoint_saver(model).restore(backend.get_session(), str(filepath))
 
