@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -74,17 +75,21 @@ def test_an_elastic_job_takes_a_rank_from_another_host_and_survives_losing_that_
     env = {"FLOWMESH_CLUSTER_SECRET_FILE": str(secret)}
     bed = host_bed(2)
     endpoint = f"{bed.ip('h1')}:29400"
-    script = ["examples/elastic_allreduce.py", "--steps", "600", "--sleep", "0.02"]
+    script = ["examples/elastic_allreduce.py", "--steps", "100000", "--sleep", "0.02"]
     main = bed.spawn("h1", _RUN + ["--min-np", "1", "--max-np", "2", "-np", "1", "--rdzv-endpoint",
                                    endpoint, *script], env=env, label="h1")
-    main.wait_for_line("step   50", 120)
+    main.wait_for_line("elastic job: 1 rank(s)", 120)  # the store listens: h2 may join
     bed.spawn("h2", _RUN + ["--join", endpoint, "-np", "1", *script], env=env, label="h2")
-    main.wait_for_line("ranks 2", 150)
+    main.wait_for_line("ranks 2", 240)
     bed.cut("h2")
-    assert main.wait(150) == 0, main.output()
-    out = main.output()
-    assert re.search(r"round \d+: 1 rank\(s\), members \['0'\]; lost 1", out), out
-    assert float(re.search(r"test accuracy ([0-9.]+)", out).group(1)) >= 0.9
+    lost = main.wait_for_line("members ['0']; lost 1", 120)  # the launcher's round line
+    assert re.search(r"round \d+: 1 rank\(s\), members \['0'\]; lost 1", lost), main.output()
+    after = len(main.lines)
+    deadline = time.monotonic() + 60
+    while not any("ranks 1" in line for line in main.lines[after:]):  # the survivor trains on
+        assert time.monotonic() < deadline and main.proc.poll() is None, main.output()
+        time.sleep(0.2)
+    main.kill(signal.SIGTERM)
 
 
 def _start_sshd(bed: HostBed, host: str, keys: Path) -> None:
