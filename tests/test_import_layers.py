@@ -32,7 +32,8 @@ PACKAGE = ROOT / "flowmesh"
 # entry that matches a module decides its layer. "=name" names a package's __init__ alone.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("flowmesh.errors", "flowmesh.config", "flowmesh.execution_mode",
-              "flowmesh.tf_logging", "flowmesh.flags", "flowmesh.protos", "flowmesh.unsupported")),
+              "flowmesh.tf_logging", "flowmesh.flags", "flowmesh.protos", "flowmesh.unsupported",
+              "flowmesh.datasets")),
     ("core", ("flowmesh.core",)),
     ("formats", ("flowmesh.checkpoint", "flowmesh.gfile", "flowmesh.summary")),
     ("ops", ("flowmesh.ops",)),
@@ -41,13 +42,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("distributed", ("flowmesh.distributed",)),
     ("train", ("flowmesh.train", "flowmesh.metrics", "=flowmesh.summary")),
     ("collective", ("flowmesh.collective",)),
-    ("high", ("flowmesh.distribute", "flowmesh.data", "flowmesh.layers", "flowmesh.keras",
+    ("high", ("flowmesh.distribute", "flowmesh.data", "flowmesh.image", "flowmesh.layers", "flowmesh.keras",
               "flowmesh.rnn",
               "flowmesh.estimator", "flowmesh.feature_column", "flowmesh.saved_model")),
     ("api", ("=flowmesh",)),  # the public facade; modules no entry names land here too
+    # what every launcher shares: roles, supervised processes, ports
+    ("launch", ("flowmesh.launch",)),
     # launchers and engines run user programs, which import the whole API
-    ("tools", ("flowmesh.cli", "flowmesh.launch", "flowmesh.testing", "flowmesh.engines",
-               "flowmesh.spark", "flowmesh.ray", "flowmesh.k8s")),
+    ("tools", ("flowmesh.cli", "flowmesh.testing", "flowmesh.spark", "flowmesh.ray", "flowmesh.k8s",
+               "flowmesh.sweep")),
 )
 _DEFAULT_LAYER = 10  # "api"
 

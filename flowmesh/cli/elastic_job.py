@@ -32,13 +32,13 @@ from typing import IO, Any
 
 from flowmesh import config as _config
 from flowmesh.cli.rank_job import RankJob, RunResult
-from flowmesh.cli.secret import JobSecret
 from flowmesh.collective.backends.base import CommunicationError
 from flowmesh.collective.backends.torch_dist import connect_store
 from flowmesh.collective.elastic import protocol as proto
 from flowmesh.collective.elastic.coordinator import Coordinator
 from flowmesh.collective.world import split_address
 from flowmesh.errors import UnavailableError
+from flowmesh.launch.secret import JobSecret
 
 _POLL_S = 0.01
 _FIXED_WORLD = ("FLOWMESH_RANK", "FLOWMESH_SIZE", "FLOWMESH_LOCAL_RANK", "FLOWMESH_LOCAL_SIZE",

@@ -7,15 +7,14 @@ both use it.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO
+
+from flowmesh.launch.processes import ProcessGroup
 
 _GRACE_S = 3.0
 
@@ -57,17 +56,18 @@ def resolve_command(command: Sequence[str]) -> list[str]:
 
 
 class RankJob:
-    """The ranks of one launch, their output pumps and the failure policy."""
+    """The ranks of one launch, their output and the failure policy (on a
+    :class:`~flowmesh.launch.processes.ProcessGroup`)."""
 
     def __init__(self, np: int, argv: list[str], env: dict[str, str], prefix: bool,
                  sink: IO[str] | None, capture: bool, first_rank: int = 0, kind: str = "rank"):
-        self.lock = threading.Lock()
         self.output: list[tuple[int, str, str]] = []
         self.capture = capture
         self.sink = sink
         self.prefix = prefix
+        self.group = ProcessGroup(self._line, merge_stderr=False)
+        self.lock = self.group.lock
         self.procs: list[subprocess.Popen] = []
-        self.pumps: list[threading.Thread] = []
         self.first_rank = first_rank
         self.kind = kind  # what a process is, in reports: "rank", or "node" for -H launchers
         for local in range(np):
@@ -77,27 +77,20 @@ class RankJob:
     def spawn(self, argv: list[str], env: dict[str, str], label: int,
               stdin: bool = False) -> subprocess.Popen:
         """Starts one process whose output lines are prefixed with ``[label]`` (``stdin``:
-        a pipe to write to, e.g. a secret for ssh, instead of no input)."""
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdin=subprocess.PIPE if stdin else None,
-                                text=True, errors="replace", start_new_session=True)
-        self.procs.append(proc)
-        for stream, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
-            pump = threading.Thread(target=self._pump, args=(label, name, stream), daemon=True)
-            pump.start()
-            self.pumps.append(pump)
-        return proc
+        a pipe to write to, e.g. a secret for ssh, instead of this process's input)."""
+        member = self.group.spawn(argv, env, str(label), stdin=subprocess.PIPE if stdin else None)
+        self.procs.append(member.proc)
+        return member.proc
 
-    def _pump(self, rank: int, name: str, stream: Any) -> None:
-        for line in stream:
-            line = line.rstrip("\n")
-            with self.lock:
-                if self.capture:
-                    self.output.append((rank, name, line))
-                if self.sink is not None:
-                    text = f"[{rank}] {line}" if self.prefix else line
-                    target = sys.stderr if (name == "stderr" and self.sink is sys.stdout) else self.sink
-                    print(text, file=target, flush=True)
+    def _line(self, label: str, stream: str, line: str) -> None:
+        """A rank's line: kept when capturing, printed (prefixed) to the sink; standard
+        error goes to this process's standard error when the sink is standard output."""
+        if self.capture:
+            self.output.append((int(label), stream, line))
+        if self.sink is not None:
+            text = f"[{label}] {line}" if self.prefix else line
+            target = sys.stderr if (stream == "stderr" and self.sink is sys.stdout) else self.sink
+            print(text, file=target, flush=True)
 
     def wait(self, timeout: float | None, failure_grace: float,
              elsewhere: Callable[[], str | None] | None = None) -> RunResult:
@@ -143,8 +136,6 @@ class RankJob:
 
     def _finish(self, code: int, failed: int | None) -> RunResult:
         self.kill_all()
-        for pump in self.pumps:
-            pump.join(timeout=2.0)
         codes = [p.poll() for p in self.procs]
         return RunResult(code, failed, codes, list(self.output))
 
@@ -154,23 +145,4 @@ class RankJob:
 
     def kill_all(self) -> None:
         """Terminates the ranks still running (their process groups), then kills them."""
-        alive = [p for p in self.procs if p.poll() is None]
-        _signal_all(alive, signal.SIGTERM)
-        deadline = time.monotonic() + _GRACE_S
-        while any(p.poll() is None for p in alive) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        _signal_all([p for p in alive if p.poll() is None], signal.SIGKILL)
-        for p in alive:
-            try:
-                p.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
-                pass
-
-
-def _signal_all(procs: list[subprocess.Popen], sig: int) -> None:
-    send: Callable[[int, int], None] = os.killpg
-    for p in procs:
-        try:
-            send(p.pid, sig)  # each rank leads its own session (start_new_session=True)
-        except (ProcessLookupError, PermissionError):
-            pass
+        self.group.stop(_GRACE_S)

@@ -179,8 +179,8 @@ def launch(np: int, command: Sequence[str], *, timeout: float | None = None, pre
     sink = out if out is not None else (None if capture else sys.stdout)
     if nodes is not None:
         return _launch_node(nodes, argv, base, timeout, prefix, sink, capture, failure_grace)
-    from flowmesh.cli.secret import JobSecret
     from flowmesh.collective.backends.torch_dist import connect_store
+    from flowmesh.launch.secret import JobSecret
 
     secret = JobSecret.create(base)
     base.update(secret.env)
@@ -201,7 +201,7 @@ def _launch_node(nodes: Any, argv: list[str], base: dict[str, str], timeout: flo
                  failure_grace: float) -> RunResult:
     """Runs this node's ranks of a job over several hosts (:mod:`flowmesh.cli.multi_node`)."""
     from flowmesh.cli.multi_node import NodeLink
-    from flowmesh.cli.secret import JobSecret
+    from flowmesh.launch.secret import JobSecret
 
     link = NodeLink(nodes, JobSecret.auth(base))  # the user's secret, shared by every host
     base.update(PYTHONUNBUFFERED="1", FLOWMESH_SIZE=str(nodes.size),

@@ -25,8 +25,8 @@ from collections.abc import Mapping
 
 from flowmesh import config as _config
 from flowmesh.cli.rank_job import RankJob, resolve_command
-from flowmesh.cli.secret import JobSecret
 from flowmesh.distributed.cluster_spec import is_loopback, join_address
+from flowmesh.launch.secret import JobSecret
 
 # Variables that describe the launching host or shell, not the job: never forwarded.
 _HOST_VARIABLES = {"HOSTNAME", "PWD", "OLDPWD", "SHLVL", "_", "HOME", "USER", "LOGNAME", "SHELL",

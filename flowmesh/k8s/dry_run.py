@@ -16,7 +16,6 @@ supervisor: output prefixed per task, ps stopped once the trainers are done, the
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -25,9 +24,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from flowmesh.cli.launch import Launcher, TaskSpec
-from flowmesh.cli.ports import free_ports
 from flowmesh.k8s.manifest import JobSpec
+from flowmesh.launch.ports import free_ports
+from flowmesh.launch.supervisor import Launcher, LaunchOptions, TaskSpec
 
 _REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
@@ -95,8 +94,8 @@ def run(spec: JobSpec, manifests: list[dict[str, Any]], timeout: float = 0.0,
                                           for n, (job, i) in enumerate(pods, start=1)})
     try:
         tasks, cluster = pod_specs(spec, manifests, bed)
-        options = argparse.Namespace(timeout=timeout, grace=5.0, max_restarts=None, standby=False)
-        launcher = Launcher(options, specs=tasks, cluster=cluster)
+        launcher = Launcher(cluster, LaunchOptions(timeout=timeout, standby=False))
+        launcher.start(tasks)
         where = (lambda n: f"@{bed.ip(f'h{n}')}") if bed is not None else (lambda n: "")
         launcher.say("dry run: " + " ".join(f"{t.name}={t.proc.pid}{where(n)}"
                                             for n, t in enumerate(launcher.tasks, start=1)))

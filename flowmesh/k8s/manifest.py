@@ -23,6 +23,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from flowmesh.launch.roles import cluster_spec
+
 ROLES = ("chief", "worker", "ps", "evaluator")  # evaluator: not in the cluster spec
 RESTART_POLICIES = ("OnFailure", "Never")
 INDEX_ENV = "FLOWMESH_TASK_INDEX"
@@ -83,8 +85,7 @@ class JobSpec:
 
     def cluster(self) -> dict[str, list[str]]:
         """The cluster spec every task sees (the evaluator is not part of it)."""
-        return {role: [f"{self.host(role, i)}:{self.port}" for i in range(n)]
-                for role, n in self.replicas().items() if role != "evaluator"}
+        return cluster_spec(self.replicas(), lambda role, i: f"{self.host(role, i)}:{self.port}")
 
 
 def job_manifests(spec: JobSpec) -> list[dict[str, Any]]:

@@ -20,6 +20,7 @@ import logging
 import secrets
 from typing import Any
 
+from flowmesh.launch.roles import cluster_spec
 from flowmesh.ray.actor import TaskActor
 
 log = logging.getLogger("flowmesh.ray")
@@ -106,8 +107,8 @@ class _Job:
             self.actors[task] = self._actor(task)
         if self.strategy == "ps":
             self.addresses = dict(zip(self.tasks, self.ray.get([a.address.remote() for a in self.actors.values()])))
-            self.cluster = {job: [self.addresses[(j, i)] for j, i in self.tasks if j == job]
-                            for job in ("ps", "worker") if any(j == job for j, _ in self.tasks)}
+            counts = {job: sum(j == job for j, _ in self.tasks) for job in ("ps", "worker")}
+            self.cluster = cluster_spec(counts, lambda job, i: self.addresses[(job, i)])
             log.info("flowmesh.ray cluster: %s", self.cluster)
 
     def run(self) -> Any:

@@ -22,7 +22,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from flowmesh.cli.ports import free_ports
+from flowmesh.launch.ports import free_ports
+from flowmesh.launch.processes import ProcessGroup, signal_group
+from flowmesh.launch.roles import local_cluster
 
 __all__ = ["Child", "LocalCluster", "child_env", "cluster_dict", "free_ports", "run_chief_and_worker",
            "spawn_python", "spawn_server"]
@@ -30,8 +32,7 @@ __all__ = ["Child", "LocalCluster", "child_env", "cluster_dict", "free_ports", "
 
 def cluster_dict(tasks: Mapping[str, int], host: str = "localhost") -> dict[str, list[str]]:
     """``{"ps": 2, "worker": 3}`` -> a cluster dict on free loopback ports."""
-    ports = iter(free_ports(sum(tasks.values())))
-    return {job: [f"{host}:{next(ports)}" for _ in range(n)] for job, n in tasks.items()}
+    return local_cluster(tasks, host)
 
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -51,29 +52,24 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 class Child:
-    """A child process whose combined output is collected by a background thread."""
+    """A child process whose combined output is collected by a background thread (it
+    leads its own process group: :meth:`kill` reaches what it started too)."""
 
     def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None, name: str = "",
                  cwd: str | None = None):
         self.name = name or argv[-1]
-        self.proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, env=dict(env or child_env()), text=True,
-                                     cwd=cwd or REPO)
         self.lines: list[str] = []
         self._cond = threading.Condition()
-        threading.Thread(target=self._pump, daemon=True).start()
+        self._group = ProcessGroup(self._line)
+        self.proc = self._group.spawn(argv, env or child_env(), self.name, cwd=cwd or REPO).proc
 
     @property
     def pid(self) -> int:
         return self.proc.pid
 
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            with self._cond:
-                self.lines.append(line.rstrip("\n"))
-                self._cond.notify_all()
+    def _line(self, label: str, stream: str, line: str) -> None:
         with self._cond:
+            self.lines.append(line)
             self._cond.notify_all()
 
     def wait_for_line(self, text: str, timeout: float) -> str:
@@ -131,16 +127,14 @@ class Child:
         raise TimeoutError(f"{self.name} (pid {self.proc.pid}) did not stop")
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
-        """Signals this process (by pid) and reaps it."""
+        """Signals this process's group (by pid) and reaps the process."""
         if self.proc.poll() is None:
-            try:
-                os.kill(self.proc.pid, sig)
-            except ProcessLookupError:
-                pass
+            signal_group(self.proc, sig)
+            signal_group(self.proc, signal.SIGCONT)  # a paused child must see it too
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
+                signal_group(self.proc, signal.SIGKILL)
                 self.proc.wait(10)
 
 

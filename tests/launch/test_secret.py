@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from flowmesh import config
-from flowmesh.cli.secret import JobSecret
+from flowmesh.launch.secret import JobSecret
 
 
 def test_a_job_secret_is_a_private_file_removed_with_the_job():

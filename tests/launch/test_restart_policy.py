@@ -13,8 +13,8 @@ import time
 import pytest
 
 from flowmesh.cli import main as cli_main
-from flowmesh.cli.launch import standby_argv
-from flowmesh.cli.restart_policy import RestartPolicy, RestartTracker, describe_exit, shell_status
+from flowmesh.launch.restart_policy import RestartPolicy, RestartTracker, describe_exit, shell_status
+from flowmesh.launch.supervisor import standby_argv
 from flowmesh.testing.cluster import REPO, child_env
 
 
