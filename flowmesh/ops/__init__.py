@@ -40,6 +40,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     functional_ops,
     gather_ops,
     hint_ops,
+    image_box_ops,
     image_decode_ops,
     image_ops,
     init_ops,
