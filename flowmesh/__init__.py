@@ -395,7 +395,7 @@ from flowmesh.image import random_crop
 from flowmesh.data.structure import SparseTensorSpec, TensorSpec
 from flowmesh.ops.variable_creator import variable_creator_scope
 from flowmesh import graph_util
-from flowmesh import bitwise, debugging, dtypes, random, signal
+from flowmesh import bitwise, debugging, dtypes, random, sets, signal
 from flowmesh.ops.complex_ops import angle, complex, conj, imag, real
 from flowmesh.ops.fft_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d
 from flowmesh.ops.nn_impl import log_sigmoid

@@ -82,6 +82,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     segment_ops,
     select_ops,
     session_ops,
+    set_ops,
     sobol_ops,
     sparse_count_ops,
     sparse_element_ops,

@@ -82,6 +82,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     segment_ops,
     select_ops,
     session_ops,
+    set_ops,
     space_batch_ops,
     sparse_element_ops,
     sparse_ops,
