@@ -49,9 +49,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from flowmesh.cli.ports import free_ports
 from flowmesh.cli.restart_policy import RestartPolicy, RestartTracker, shell_status
 from flowmesh.cli.secret import JobSecret
+from flowmesh.distributed.ports import free_ports
 
 HELP = "start a local ps/worker cluster running a training script (TF_CONFIG per task)"
 _FLAG_WORDS = ("ps_hosts", "worker_hosts", "job_name")

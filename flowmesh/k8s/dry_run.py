@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from flowmesh.cli.launch import Launcher, TaskSpec
-from flowmesh.cli.ports import free_ports
+from flowmesh.distributed.ports import free_ports
 from flowmesh.k8s.manifest import JobSpec
 
 _REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")

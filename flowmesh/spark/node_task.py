@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from flowmesh.cli.ports import free_ports
 from flowmesh.distributed import tf_config
+from flowmesh.distributed.ports import free_ports
 from flowmesh.spark.child import ChildProcess
 from flowmesh.spark.context import TFNodeContext
 from flowmesh.spark.feed import FeedChannel, Feeder

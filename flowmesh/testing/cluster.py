@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from flowmesh.cli.ports import free_ports
+from flowmesh.distributed.ports import free_ports
 
 __all__ = ["Child", "LocalCluster", "child_env", "cluster_dict", "free_ports", "run_chief_and_worker",
            "spawn_python", "spawn_server"]

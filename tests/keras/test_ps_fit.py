@@ -78,8 +78,8 @@ def test_roles_and_round_robin_placement():
     robin to the ps tasks in creation order, optimizer slots next to their variable."""
     import atexit
 
-    from flowmesh.cli.ports import free_ports
     from flowmesh.distribute.cluster_resolver import SimpleClusterResolver
+    from flowmesh.distributed.ports import free_ports
 
     ports = free_ports(4)
     cluster = {"chief": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"],
