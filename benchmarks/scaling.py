@@ -355,8 +355,8 @@ def main(argv: list[str] | None = None) -> int:
            "TF_CPP_MIN_LOG_LEVEL": "2"}
     if args.hosts:
         return _between_hosts(args, command, env)
-    from flowmesh.cli.ports import free_ports
     from flowmesh.cli.run import launch
+    from flowmesh.distributed.ports import free_ports
 
     workers = ",".join(f"127.0.0.1:{p}" for p in free_ports(args.np))
     return launch(args.np, command + ["--tf-workers", workers], env=env, prefix=False).returncode
