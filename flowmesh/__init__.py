@@ -507,6 +507,7 @@ from flowmesh.ops.incomplete_special_ops import betainc, igamma, igammac, zeta
 from flowmesh.ops.matrix_function_ops import sqrtm as matrix_square_root
 from flowmesh.ops.svd_qr_ops import qr, svd
 from flowmesh import keras, layers
+from flowmesh import config, config_api as _config_api
 from flowmesh.keras import initializers
 # API breadth, top level (issue 20): framework names, scopes, small ops.
 from flowmesh.build_info import (
@@ -578,3 +579,4 @@ RaggedTensorSpec = _unsupported("RaggedTensorSpec", _RAGGED)
 ragged_fill_empty_rows = _unsupported("ragged_fill_empty_rows", _RAGGED)
 ragged_fill_empty_rows_grad = _unsupported("ragged_fill_empty_rows_grad", _RAGGED)
 function = _unsupported("function", _EAGER)
+_config_api.install()  # tf.config: the settings module carries tf.config's names too
