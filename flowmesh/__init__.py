@@ -508,7 +508,7 @@ from flowmesh.ops.matrix_function_ops import sqrtm as matrix_square_root
 from flowmesh.ops.svd_qr_ops import qr, svd
 from flowmesh import keras, layers
 from flowmesh import config, config_api as _config_api
-from flowmesh.keras import initializers
+from flowmesh import initializers
 # API breadth, top level (issue 20): framework names, scopes, small ops.
 from flowmesh.build_info import (
     COMPILER_VERSION,
