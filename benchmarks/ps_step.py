@@ -115,7 +115,7 @@ class Cluster:
     """1 ps + 2 worker agent processes of one system (on hosts h1-h3 of ``bed``, if given)."""
 
     def __init__(self, system: str, model: str, bed: Any = None, one_thread: bool = True):
-        from flowmesh.launch.ports import free_ports
+        from flowmesh.distributed.ports import free_ports
 
         if bed is None:
             ports = free_ports(3)

@@ -356,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.hosts:
         return _between_hosts(args, command, env)
     from flowmesh.cli.run import launch
-    from flowmesh.launch.ports import free_ports
+    from flowmesh.distributed.ports import free_ports
 
     workers = ",".join(f"127.0.0.1:{p}" for p in free_ports(args.np))
     return launch(args.np, command + ["--tf-workers", workers], env=env, prefix=False).returncode

@@ -190,7 +190,7 @@ def _print_data_plane(rows: dict[str, tuple[list[float], list[float]]]) -> list[
 
 # --- 2. sessions: flowmesh vs TensorFlow -------------------------------------------------------
 def _cluster() -> dict[str, list[str]]:
-    from flowmesh.launch.ports import free_ports
+    from flowmesh.distributed.ports import free_ports
 
     return {"local": [f"localhost:{p}" for p in free_ports(2)]}
 

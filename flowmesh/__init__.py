@@ -395,7 +395,7 @@ from flowmesh.image import random_crop
 from flowmesh.data.structure import SparseTensorSpec, TensorSpec
 from flowmesh.ops.variable_creator import variable_creator_scope
 from flowmesh import graph_util
-from flowmesh import bitwise, debugging, dtypes, random, signal
+from flowmesh import bitwise, debugging, dtypes, random, sets, signal
 from flowmesh.ops.complex_ops import angle, complex, conj, imag, real
 from flowmesh.ops.fft_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d
 from flowmesh.ops.nn_impl import log_sigmoid
@@ -507,7 +507,8 @@ from flowmesh.ops.incomplete_special_ops import betainc, igamma, igammac, zeta
 from flowmesh.ops.matrix_function_ops import sqrtm as matrix_square_root
 from flowmesh.ops.svd_qr_ops import qr, svd
 from flowmesh import keras, layers
-from flowmesh.keras import initializers
+from flowmesh import config, config_api as _config_api
+from flowmesh import initializers
 # API breadth, top level (issue 20): framework names, scopes, small ops.
 from flowmesh.build_info import (
     COMPILER_VERSION,
@@ -578,3 +579,4 @@ RaggedTensorSpec = _unsupported("RaggedTensorSpec", _RAGGED)
 ragged_fill_empty_rows = _unsupported("ragged_fill_empty_rows", _RAGGED)
 ragged_fill_empty_rows_grad = _unsupported("ragged_fill_empty_rows_grad", _RAGGED)
 function = _unsupported("function", _EAGER)
+_config_api.install()  # tf.config: the settings module carries tf.config's names too

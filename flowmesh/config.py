@@ -278,6 +278,12 @@ USER_GOMP_SPINCOUNT = Setting("GOMP_SPINCOUNT", "", str, "libgomp spin count")
 ONEDNN_MAX_CPU_ISA = Setting("ONEDNN_MAX_CPU_ISA", "", str, "oneDNN ISA cap (e.g. AVX2)")
 TF_ENABLE_ONEDNN_OPTS = Setting("TF_ENABLE_ONEDNN_OPTS", "", str,
                                 "0 disables TensorFlow's oneDNN kernels")
+CUDA_VISIBLE_DEVICES = Setting("CUDA_VISIBLE_DEVICES", "", str, "the CUDA devices this process may use")
+# Slurm's step variables (tf.distribute.cluster_resolver.SlurmClusterResolver)
+SLURM_PROCID = Setting("SLURM_PROCID", "", str, "this task's rank in the Slurm step")
+SLURM_STEP_NUM_TASKS = Setting("SLURM_STEP_NUM_TASKS", "", str, "tasks in the Slurm step")
+SLURM_STEP_NODELIST = Setting("SLURM_STEP_NODELIST", "", str, "the Slurm step's hosts (hostlist syntax)")
+SLURM_STEP_TASKS_PER_NODE = Setting("SLURM_STEP_TASKS_PER_NODE", "", str, "tasks per host, e.g. 2(x3),1")
 
 MAX_CONNECTIONS = Setting("FLOWMESH_MAX_CONNECTIONS", 256, int, "most inbound data-plane connections")
 HANDSHAKE_TIMEOUT_S = Setting("FLOWMESH_HANDSHAKE_TIMEOUT_S", 10.0, float,

@@ -46,12 +46,12 @@ from flowmesh.ops.sparse_serialize_ops import (
 )
 from flowmesh.train.graph_io import write_graph
 from flowmesh.train.input_producers import match_filenames_once
+from flowmesh.unsupported import JPEG_XL as _JPEG_XL
 from flowmesh.unsupported import RAGGED as _RAGGED
 from flowmesh.unsupported import unsupported as _unsupported
 
 RaggedFeature = _unsupported("io.RaggedFeature", _RAGGED)
-decode_jxl = _unsupported("io.decode_jxl", "JPEG XL decoding needs libjxl, which neither flowmesh "
-                          "nor Pillow (its image codec) bundles; convert the images to PNG or WebP")
+decode_jxl = _unsupported("io.decode_jxl", _JPEG_XL)
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "TFRecordCompressionType", "TFRecordOptions",
            "TFRecordWriter", "VarLenFeature", "decode_csv", "decode_raw", "gfile", "parse_example", "parse_single_example",

@@ -1,4 +1,6 @@
-"""``tf.test``: device helpers used by TensorFlow programs to choose where to run.
+"""``tf.test``: ``TestCase``/``main`` for graph-mode unit tests, the TensorFlow 1.x gradient
+checker, ``Benchmark``, ``create_local_cluster``, and device helpers used by TensorFlow
+programs to choose where to run.
 
 ``is_gpu_available()`` and ``gpu_device_name()`` see the GPU devices a default session
 would get: real CUDA devices, or, on a machine without CUDA, the CPU-backed simulated
@@ -7,7 +9,25 @@ GPUs enabled with ``FLOWMESH_SIMULATED_GPUS=N`` (pass ``cuda_only=True`` to igno
 
 from __future__ import annotations
 
+from types import SimpleNamespace as _Namespace
+
 from flowmesh.runtime import device as _device
+from flowmesh.test_util.benchmark import Benchmark, benchmark_config
+from flowmesh.test_util.gradient_checker import compute_gradient, compute_gradient_error
+from flowmesh.test_util.helpers import (
+    StubOutForTesting,
+    assert_equal_graph_def,
+    create_local_cluster,
+    disable_with_predicate,
+    is_built_with_rocm,
+    is_built_with_xla,
+    is_cpu_target_available,
+    main,
+    sync_devices,
+    test_src_dir_path,
+    with_eager_op_as_function,
+)
+from flowmesh.test_util.test_case import TestCase, get_temp_dir
 
 
 def is_gpu_available(cuda_only: bool = False,
@@ -54,4 +74,10 @@ def is_built_with_gpu_support() -> bool:
     return is_built_with_cuda()
 
 
-__all__ = ["gpu_device_name", "is_built_with_cuda", "is_built_with_gpu_support", "is_gpu_available"]
+experimental = _Namespace(sync_devices=sync_devices)
+
+__all__ = ["Benchmark", "StubOutForTesting", "TestCase", "assert_equal_graph_def", "benchmark_config",
+           "compute_gradient", "compute_gradient_error", "create_local_cluster", "disable_with_predicate",
+           "get_temp_dir", "gpu_device_name", "is_built_with_cuda", "is_built_with_gpu_support",
+           "is_built_with_rocm", "is_built_with_xla", "is_cpu_target_available", "is_gpu_available", "main",
+           "test_src_dir_path", "with_eager_op_as_function"]

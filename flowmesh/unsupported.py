@@ -25,6 +25,8 @@ RAGGED = ("RaggedTensor is not implemented: flowmesh represents variable-length 
 V1_CONTROL_FLOW = ("TensorFlow 1.x's low-level dataflow control-flow primitives (Enter/Exit/Switch/Merge frames) "
                    "do not exist in flowmesh, whose cond/while_loop are functional (If/While)")
 
+JPEG_XL = ("JPEG XL decoding needs libjxl, which neither flowmesh nor Pillow (its image codec) bundles; "
+           "convert the images to PNG or WebP")
 LMDB = ("LMDB databases need the `lmdb` library, which flowmesh does not depend on; convert them to "
         "TFRecord files (tf.TFRecordReader, tf.data.TFRecordDataset)")
 

@@ -5,6 +5,10 @@
   ``flowmesh run``), all-reduce on torch.distributed;
 * :class:`ParameterServerStrategy` (also in ``experimental``) - TF1's between-graph,
   asynchronous training with variables on the ps tasks (``flowmesh launch --ps``);
+* :class:`OneDeviceStrategy` - one replica on one device; ``experimental.CentralStorageStrategy``
+  - replicas on several devices, variables on one;
+* :class:`CrossDeviceOps` (``ReductionToOneDevice``, ``NcclAllReduce``,
+  ``HierarchicalCopyAllReduce``) - reduce and broadcast values across devices in the graph;
 * ``strategy.scope()``, ``strategy.run`` / ``experimental_run_v2``, ``strategy.reduce``,
   :class:`ReduceOp`, ``get_strategy()``, ``get_replica_context()``,
   ``cluster_resolver.TFConfigClusterResolver``.
@@ -18,12 +22,20 @@ from flowmesh.distribute.collective_all_reduce_strategy import (
     CollectiveCommunication,
     MultiWorkerMirroredStrategy,
 )
+from flowmesh.distribute.cross_device_ops import (
+    CrossDeviceOps,
+    HierarchicalCopyAllReduce,
+    NcclAllReduce,
+    ReductionToOneDevice,
+)
 from flowmesh.distribute.distribute_lib import (
     ReplicaContext,
     Strategy,
     StrategyExtended,
     aggregate_gradients,
+    experimental_set_strategy,
     get_cross_replica_context,
+    get_loss_reduction,
     get_replica_context,
     get_strategy,
     has_strategy,
@@ -31,14 +43,19 @@ from flowmesh.distribute.distribute_lib import (
 )
 from flowmesh.distribute.input_context import InputContext
 from flowmesh.distribute.mirrored_strategy import MirroredStrategy
+from flowmesh.distribute.one_device_strategy import OneDeviceStrategy
+from flowmesh.distribute.options import InputReplicationMode, RunOptions
 from flowmesh.distribute.parameter_server_strategy import ParameterServerStrategy
 from flowmesh.distribute.reduce_op import ReduceOp
 from flowmesh.distribute.values import MirroredVariable, PerReplica
+from flowmesh.distributed.server import Server
 from flowmesh.train.optimizer import register_gradient_aggregator
 
 register_gradient_aggregator(aggregate_gradients)
 
 __all__ = [
+    "CrossDeviceOps", "HierarchicalCopyAllReduce", "InputReplicationMode", "NcclAllReduce", "OneDeviceStrategy",
+    "ReductionToOneDevice", "RunOptions", "Server", "experimental_set_strategy", "get_loss_reduction",
     "CollectiveCommunication", "InputContext", "MirroredStrategy", "MirroredVariable", "MultiWorkerMirroredStrategy",
     "ParameterServerStrategy", "PerReplica", "ReduceOp", "ReplicaContext", "Strategy", "StrategyExtended",
     "cluster_resolver", "experimental", "get_cross_replica_context", "get_replica_context",

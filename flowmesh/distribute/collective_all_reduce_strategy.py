@@ -30,7 +30,7 @@ from flowmesh.collective.world import WorldInfo, split_address
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import get_default_graph
 from flowmesh.distribute import distribute_lib
-from flowmesh.distribute.cluster_resolver import ClusterResolver, TFConfigClusterResolver
+from flowmesh.distribute.cluster_resolver.base import ClusterResolver, TFConfigClusterResolver
 from flowmesh.distribute.reduce_op import ReduceOp
 from flowmesh.ops import collective_ops
 

@@ -334,3 +334,33 @@ def aggregate_gradients(grads_and_vars: list[tuple[Any, Any]]) -> list[tuple[Any
     if context.strategy.num_replicas_in_sync == 1:
         return grads_and_vars
     return context.strategy.extended.reduce_gradients(context.replica, grads_and_vars)
+
+
+_GLOBAL_SCOPE: list[Any] = []  # the scope entered by experimental_set_strategy
+
+
+def experimental_set_strategy(strategy: Strategy | None) -> None:
+    """Makes ``strategy`` current in this thread until replaced (``None``: back to the
+    default), as if its ``scope()`` were entered here and stayed open.
+
+    Raises:
+        RuntimeError: called inside another strategy's ``scope()``.
+    """
+    stack = _stack()
+    if len(stack) > len(_GLOBAL_SCOPE):
+        raise RuntimeError("Must not be called inside a `tf.distribute.Strategy` scope.")
+    while _GLOBAL_SCOPE:
+        _GLOBAL_SCOPE.pop().__exit__(None, None, None)
+    if strategy is not None:
+        scope = strategy.scope()
+        scope.__enter__()
+        _GLOBAL_SCOPE.append(scope)
+
+
+def get_loss_reduction() -> ReduceOp:
+    """How a replica's loss combines with the others': ``SUM`` after the last ``tf.losses``
+    loss of the default graph was reduced with ``SUM`` or ``NONE``, else ``MEAN``."""
+    from flowmesh.core.graph import get_default_graph
+
+    last = getattr(get_default_graph(), "last_loss_reduction", None)
+    return ReduceOp.SUM if last in ("weighted_sum", "none") else ReduceOp.MEAN

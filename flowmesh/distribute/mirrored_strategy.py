@@ -148,7 +148,7 @@ class MirroredExtended(distribute_lib.StrategyExtended):
             collections.append(GraphKeys.TRAINABLE_VARIABLES)
         hidden = dict(kwargs, collections=[], trainable=False)  # the wrapper is in collections
         components: list[Any] = []
-        for i, device in enumerate(self._devices):
+        for i, device in enumerate(self.variable_devices):
             place = graph.device(device) if colocate_with is None else \
                 graph.colocate_with(colocate_with.components[i].op, ignore_existing=True)
             with place:
@@ -165,6 +165,11 @@ class MirroredExtended(distribute_lib.StrategyExtended):
             self._owners[component.op] = mirrored
         graph.add_to_collections(collections, mirrored)
         return mirrored
+
+    @property
+    def variable_devices(self) -> tuple[str, ...]:
+        """Where each replica's component of a mirrored variable lives (its own device)."""
+        return self._devices
 
     def sync_op(self) -> Any:
         """An op copying every mirrored variable's first component into the others (run it

@@ -48,7 +48,7 @@ from flowmesh import config as _config
 from flowmesh.core import dtypes
 from flowmesh.core.graph import Graph, get_default_graph
 from flowmesh.distribute import distribute_lib
-from flowmesh.distribute.cluster_resolver import ClusterResolver, TFConfigClusterResolver
+from flowmesh.distribute.cluster_resolver.base import ClusterResolver, TFConfigClusterResolver
 from flowmesh.errors import DeadlineExceededError, OpError
 
 logger = logging.getLogger("flowmesh.distribute")

@@ -30,6 +30,14 @@ class PerReplica:
         return f"PerReplica({', '.join(repr(v) for v in self._values)})"
 
 
+class Mirrored(PerReplica):
+    """The same value on several devices (what ``CrossDeviceOps.reduce``/``broadcast``
+    return): ``values[i]`` lives on the i-th destination device."""
+
+    def __repr__(self) -> str:
+        return f"Mirrored({', '.join(repr(v) for v in self._values)})"
+
+
 def select(structure: Any, index: int) -> Any:
     """``structure`` with every PerReplica replaced by its value for local replica ``index``."""
     if isinstance(structure, PerReplica):

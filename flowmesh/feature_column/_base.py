@@ -46,6 +46,17 @@ class FeatureColumn:
     def parents(self) -> list[Any]:
         return []
 
+    @property
+    def is_sequence(self) -> bool:
+        """True for sequence columns (``sequence_input_layer``'s, refused by ``input_layer``)."""
+        return False
+
+    @property
+    def var_scope_name(self) -> str:
+        """The variable scope ``input_layer``/``linear_model`` open for the column (its name;
+        a shared embedding's collection name)."""
+        return self.name
+
     def __lt__(self, other: FeatureColumn) -> bool:
         return self.name < other.name
 

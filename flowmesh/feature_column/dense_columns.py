@@ -74,8 +74,13 @@ class EmbeddingColumn(DenseColumn):
     def variable_shape(self) -> tuple[int, ...]:
         return (self.dimension,)
 
-    def get_dense_tensor(self, builder: Builder, trainable: bool = True) -> Tensor:
-        ids = self.categorical_column.get_ids(builder)
+    @property
+    def is_sequence(self) -> bool:
+        return self.categorical_column.is_sequence
+
+    def embedding_weights(self, trainable: bool) -> Any:
+        """The ``[num_buckets, dimension]`` variable ``embedding_weights`` of the current scope
+        (restored from ``ckpt_to_load_from`` when given)."""
         init = self.initializer or truncated_normal_initializer(
             mean=0.0, stddev=1.0 / math.sqrt(self.dimension))
         params = get_variable("embedding_weights", [self.categorical_column.num_buckets, self.dimension],
@@ -88,7 +93,54 @@ class EmbeddingColumn(DenseColumn):
                 raise UnimplementedError(None, None, "embedding_column(ckpt_to_load_from=...) needs "
                                          "tf.train.init_from_checkpoint, which this flowmesh lacks")
             train.init_from_checkpoint(self.ckpt_to_load_from, {self.tensor_name_in_ckpt: params})
-        return combine_embeddings(params, ids, self.combiner, self.max_norm)
+        return params
+
+    def get_dense_tensor(self, builder: Builder, trainable: bool = True) -> Tensor:
+        if self.is_sequence:
+            raise InvalidArgumentError(
+                f"In embedding_column: {self.name}. categorical_column must not be a sequence column; "
+                "use a non-sequence categorical_column_with_* with input_layer, or sequence_input_layer "
+                "for sequence input")
+        ids = self.categorical_column.get_ids(builder)
+        return combine_embeddings(self.embedding_weights(trainable), ids, self.combiner, self.max_norm)
+
+    def get_sequence_dense_tensor(self, builder: Builder, trainable: bool = True) -> tuple[Tensor, Tensor]:
+        """``([batch, steps, dimension], sequence_length)`` of a sequence categorical column
+        (one id per step)."""
+        if not self.is_sequence:
+            raise InvalidArgumentError(f"In embedding_column: {self.name}. categorical_column must be a sequence "
+                                       "column (sequence_categorical_column_with_*) to use sequence_input_layer")
+        ids = self.categorical_column.get_ids(builder)
+        steps = per_step(ids)
+        dense = combine_embeddings(self.embedding_weights(trainable), steps, self.combiner, self.max_norm)
+        return (array_ops.reshape(dense, array_ops.stack([array_ops.shape(ids.ids)[0], -1, self.dimension])),
+                sequence_length(ids.mask))
+
+
+def per_step(ids: CategoricalIds) -> CategoricalIds:
+    """``[batch, steps]`` ids as ``[batch * steps, 1]`` rows of one id each."""
+    def flat(t: Tensor | None) -> Tensor | None:
+        return None if t is None else array_ops.reshape(t, [-1, 1])
+    return CategoricalIds(flat(ids.ids), flat(ids.mask), flat(ids.weights))
+
+
+def sequence_length(mask: Tensor, num_elements: int = 1) -> Tensor:
+    """Steps of each row (int64): the last present position + 1 (over ``num_elements``
+    values per step), as TensorFlow's ``sequence_length_from_sparse_tensor``."""
+    from flowmesh.ops.range_ops import range as range_op
+
+    width = array_ops.shape(mask)[1]
+    positions = math_ops.cast(range_op(1, width + 1), dtypes.int64)
+    last = reduce_max_or_zero(math_ops.cast(mask, dtypes.int64) * array_ops.expand_dims(positions, 0))
+    if num_elements == 1:
+        return last
+    return math_ops.cast(math_ops.ceil(math_ops.cast(last, dtypes.float64) / num_elements), dtypes.int64)
+
+
+def reduce_max_or_zero(values: Tensor) -> Tensor:
+    from flowmesh.ops.reduction_ops import reduce_max
+
+    return math_ops.maximum(reduce_max(values, 1), math_ops.cast(0, values.dtype))
 
 
 def embedding_column(categorical_column: CategoricalColumn, dimension: int, combiner: str = "mean",
@@ -132,11 +184,31 @@ class IndicatorColumn(DenseColumn):
     def variable_shape(self) -> tuple[int, ...]:
         return (self.categorical_column.num_buckets,)
 
+    @property
+    def is_sequence(self) -> bool:
+        return self.categorical_column.is_sequence
+
     def get_dense_tensor(self, builder: Builder, trainable: bool = True) -> Tensor:
-        ids = self.categorical_column.get_ids(builder)
+        if self.is_sequence:
+            raise InvalidArgumentError(f"In indicator_column: {self.name}. categorical_column must not be a "
+                                       "sequence column; use sequence_input_layer for sequence input")
+        return self._multi_hot(self.categorical_column.get_ids(builder))
+
+    def _multi_hot(self, ids: CategoricalIds) -> Tensor:
         hot = one_hot(math_ops.maximum(ids.ids, math_ops.cast(0, ids.ids.dtype)),
                       self.categorical_column.num_buckets, dtype=dtypes.float32)
         return reduce_sum(hot * array_ops.expand_dims(_weights(ids), -1), 1)
+
+    def get_sequence_dense_tensor(self, builder: Builder, trainable: bool = True) -> tuple[Tensor, Tensor]:
+        """``([batch, steps, num_buckets], sequence_length)`` of a sequence categorical column."""
+        if not self.is_sequence:
+            raise InvalidArgumentError(f"In indicator_column: {self.name}. categorical_column must be a sequence "
+                                       "column to use sequence_input_layer")
+        ids = self.categorical_column.get_ids(builder)
+        dense = self._multi_hot(per_step(ids))
+        return (array_ops.reshape(dense, array_ops.stack([array_ops.shape(ids.ids)[0], -1,
+                                                          self.categorical_column.num_buckets])),
+                sequence_length(ids.mask))
 
 
 def indicator_column(categorical_column: CategoricalColumn) -> IndicatorColumn:

@@ -63,11 +63,17 @@ def input_layer(features: dict[str, Any], feature_columns: Any, weight_collectio
             raise InvalidArgumentError(
                 f"input_layer: items of feature_columns must be dense columns; wrap the "
                 f"categorical column '{c.name}' with embedding_column or indicator_column")
+    for c in columns:
+        if getattr(c, "is_sequence", False):
+            raise InvalidArgumentError(
+                f"input_layer: the column '{c.name}' is a sequence column; use "
+                "tf.feature_column.sequence_input_layer for sequence columns, or a non-sequence "
+                "categorical_column_with_* in input_layer")
     builder = Builder(features)
     outputs = []
     with variable_scope(None, default_name="input_layer", values=list(features.values())):
         for column in columns:
-            with variable_scope(None, default_name=column.name) as scope:
+            with variable_scope(None, default_name=column.var_scope_name) as scope:
                 before = set(_scope_vars(scope.name))
                 tensor = _flat(column.get_dense_tensor(builder, trainable),
                                num_elements(column.variable_shape))
@@ -111,7 +117,7 @@ def linear_model(features: dict[str, Any], feature_columns: Any, units: int = 1,
     sums = []
     with variable_scope(None, default_name="linear_model", values=list(features.values())):
         for column in columns:
-            with variable_scope(None, default_name=column.name):
+            with variable_scope(None, default_name=column.var_scope_name):
                 total, var = _weighted_sum(column, builder, units, sparse_combiner, trainable)
                 _add_vars(weight_collections, cols_to_vars, column, [var])
                 sums.append(total)

@@ -24,8 +24,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from flowmesh.distributed.ports import free_ports
 from flowmesh.k8s.manifest import JobSpec
-from flowmesh.launch.ports import free_ports
 from flowmesh.launch.supervisor import Launcher, LaunchOptions, TaskSpec
 
 _REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")

@@ -212,3 +212,18 @@ def _encode_jpeg(ctx: KernelContext):
         pil.save(out, format="JPEG", **options)
         return np.array(out.getvalue(), dtype=object)
     return run
+
+
+@kernel("EncodeJpegVariableQuality", device_types=("CPU",))
+def _encode_jpeg_variable_quality(ctx: KernelContext):
+    def run(image: Any, quality: Any) -> np.ndarray:
+        array = _checked_image(ctx, image, (1, 3))
+        value = int(quality)
+        if not 0 <= value <= 100:
+            raise InvalidArgumentError(f"EncodeJpegVariableQuality ({ctx.op.name}): quality must be in "
+                                       f"[0, 100], got {value}")
+        pil = _pil().fromarray(array[..., 0] if array.shape[-1] == 1 else array)
+        out = io.BytesIO()
+        pil.save(out, format="JPEG", quality=value, subsampling=2)
+        return np.array(out.getvalue(), dtype=object)
+    return run

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from flowmesh.launch.ports import free_ports
+from flowmesh.distributed.ports import free_ports
 
 TRAINING_JOBS = ("chief", "master", "worker")  # consume input; the first one leads
 OUTSIDE_CLUSTER = ("evaluator",)  # tasks of a job that its cluster spec does not list

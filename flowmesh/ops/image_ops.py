@@ -46,6 +46,7 @@ register_op("DecodeJpeg", _decode_shape("DecodeJpeg", 3), not_differentiable=Tru
 register_op("DecodeImage", _decode_shape("DecodeImage", None), not_differentiable=True)
 register_op("EncodePng", _encode_shape, not_differentiable=True)
 register_op("EncodeJpeg", _encode_shape, not_differentiable=True)
+register_op("EncodeJpegVariableQuality", _encode_shape, not_differentiable=True)
 
 
 def _resize_shape(op_type: str, out_dtype: Any):
@@ -174,6 +175,15 @@ def encode_jpeg(image: Any, format: str = "", quality: int = 95,  # noqa: A002 -
     attrs = {"format": format, "quality": int(quality), "progressive": progressive,
              "optimize_size": optimize_size, "chroma_downsampling": chroma_downsampling}
     return make_tensor("EncodeJpeg", [tensor], attrs, name=name or "EncodeJpeg")
+
+
+def encode_jpeg_variable_quality(images: Any, quality: Any, name: str | None = None) -> Tensor:
+    """A ``uint8`` image ``[height, width, 1 or 3]`` as JPEG bytes at a ``quality`` (0-100)
+    given as a tensor (``EncodeJpegVariableQuality``, used by ``tf.image.adjust_jpeg_quality``)."""
+    tensor = convert_to_tensor(images, name="images")
+    check_dtype("EncodeJpegVariableQuality", tensor, (dtypes.uint8,), "images")
+    quality_t = convert_to_tensor(quality, dtype=dtypes.int32, name="quality")
+    return make_tensor("EncodeJpegVariableQuality", [tensor, quality_t], name=name or "EncodeJpegVariableQuality")
 
 
 def _resize(op_type: str, images: Any, size: Any, align_corners: bool,

@@ -180,6 +180,27 @@ class UniformUnitScaling(Initializer):
         return {"factor": self.factor, "seed": self.seed, "dtype": self.dtype.name}
 
 
+class Identity(Initializer):
+    """``gain`` times the identity matrix (2-D shapes only), as ``tf.initializers.identity``."""
+
+    def __init__(self, gain: float = 1.0, dtype: Any = dtypes.float32):
+        self.gain, self.dtype = float(gain), dtypes.as_dtype(dtype)
+
+    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Any:
+        dims = _dims(partition_info.full_shape) if partition_info is not None else _dims(shape)
+        if len(dims) != 2:
+            raise ValueError("Identity matrix initializer can only be used for 2D matrices.")
+        value = self.gain * np.eye(*dims)
+        if partition_info is not None:
+            offsets = list(partition_info.var_offset)
+            part = _dims(shape)
+            value = value[offsets[0]:offsets[0] + part[0], offsets[1]:offsets[1] + part[1]]
+        return constant(value, dtype=dtype or self.dtype)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"gain": self.gain, "dtype": self.dtype.name}
+
+
 zeros_initializer = Zeros
 uniform_unit_scaling_initializer = UniformUnitScaling
 ones_initializer = Ones

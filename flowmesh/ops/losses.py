@@ -129,6 +129,7 @@ def compute_weighted_loss(losses: Any, weights: Any = 1.0, scope: str | None = N
     Reduction.validate(reduction)
     with name_scope(scope, "weighted_loss"):
         values = convert_to_tensor(losses)
+        values.graph.last_loss_reduction = reduction  # tf.distribute.get_loss_reduction reads it
         input_dtype = values.dtype
         values = math_ops.cast(values, dtypes.float32)
         w = math_ops.cast(convert_to_tensor(weights), dtypes.float32)

@@ -21,7 +21,7 @@ class TaskActor:
         driver's node, else on the node's address, which the other nodes reach."""
         import ray
 
-        from flowmesh.launch.ports import free_ports
+        from flowmesh.distributed.ports import free_ports
 
         host = "127.0.0.1" if self._loopback else ray.util.get_node_ip_address()
         return f"{host}:{free_ports(1, host)[0]}"

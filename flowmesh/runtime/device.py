@@ -34,6 +34,7 @@ from flowmesh import config as _config
 from flowmesh.core.device_spec import DeviceSpec
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.resources import ResourceStore
+from flowmesh.runtime import device_config
 
 _incarnations = itertools.count(0x5EED0001)
 _thread_settings = threading.local()
@@ -179,27 +180,60 @@ def local_devices(
     """
     counts = _check_counts(device_count)
     base = DeviceSpec(job=job, replica=replica, task=task)
+    logical_cpus = device_config.logical_configuration("CPU", 0)
+    cpus = counts.get("CPU", len(logical_cpus) if logical_cpus else 1)
     devices = [
         Device(base.replace(device_type="CPU", device_index=i), torch.device("cpu"))
-        for i in range(max(1, counts.get("CPU", 1)))
+        for i in range(max(1, cpus))
     ]
     gpu_limit = counts.get("GPU")
     cuda_ids = _visible_cuda_ids(visible_device_list)
-    if cuda_ids:
-        n = len(cuda_ids) if gpu_limit is None else min(gpu_limit, len(cuda_ids))
-        devices += [
-            Device(base.replace(device_type="GPU", device_index=i), torch.device("cuda", cuda_ids[i]))
-            for i in range(n)
-        ]
-    else:
-        simulated = _config.SIMULATED_GPUS.get()
-        n = simulated if gpu_limit is None else min(gpu_limit, simulated)
-        devices += [
-            Device(base.replace(device_type="GPU", device_index=i), torch.device("cpu"), simulated=True)
-            for i in range(max(0, n))
-        ]
+    physical = physical_gpus(cuda_ids)
+    logical = []  # tf.config: hidden physical GPUs left out, a physical GPU split in logical ones
+    hidden = device_config.hidden_gpus()
+    for index, (torch_device, simulated) in enumerate(physical):
+        if index not in hidden:
+            logical += [(torch_device, simulated)] * len(device_config.logical_configuration("GPU", index) or [0])
+    n = len(logical) if gpu_limit is None else min(gpu_limit, len(logical))
+    devices += [Device(base.replace(device_type="GPU", device_index=i), logical[i][0], simulated=logical[i][1])
+                for i in range(n)]
     _config.debug(1, f"local devices: {', '.join(d.name for d in devices)}")
     return devices
+
+
+def physical_gpus(cuda_ids: list[int] | None = None) -> list[tuple[Any, bool]]:
+    """``(torch device, simulated)`` of each physical GPU: the visible CUDA devices (or
+    ``cuda_ids`` of them), else the ``FLOWMESH_SIMULATED_GPUS`` CPU-backed ones."""
+    cuda_ids = list(range(cuda_device_count())) if cuda_ids is None else cuda_ids
+    if cuda_ids:
+        return [(torch.device("cuda", i), False) for i in cuda_ids]
+    return [(torch.device("cpu"), True)] * max(0, _config.SIMULATED_GPUS.get())
+
+
+def gpu_memory_info(torch_device: Any) -> dict[str, int]:
+    """``{"current": bytes, "peak": bytes}`` allocated by torch on a CUDA device."""
+    return {"current": int(torch.cuda.memory_allocated(torch_device)),
+            "peak": int(torch.cuda.max_memory_allocated(torch_device))}
+
+
+def reset_gpu_peak_memory(torch_device: Any) -> None:
+    torch.cuda.reset_peak_memory_stats(torch_device)
+
+
+def gpu_details(torch_device: Any) -> dict[str, Any]:
+    """``device_name`` and ``compute_capability`` of a CUDA device (TensorFlow's keys)."""
+    props = torch.cuda.get_device_properties(torch_device)
+    return {"device_name": props.name, "compute_capability": (props.major, props.minor)}
+
+
+def set_tensor_float_32(enabled: bool) -> None:
+    """TF32 matmuls and convolutions on Ampere+ GPUs (TensorFlow's default: on)."""
+    torch.backends.cuda.matmul.allow_tf32 = bool(enabled)
+    torch.backends.cudnn.allow_tf32 = bool(enabled)
+
+
+def tensor_float_32_enabled() -> bool:
+    return bool(torch.backends.cuda.matmul.allow_tf32)
 
 
 def _check_counts(device_count: dict[str, int] | None) -> dict[str, int]:

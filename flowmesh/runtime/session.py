@@ -27,7 +27,7 @@ from flowmesh.kernels import chunk_pool
 from flowmesh.kernels.convert import to_numpy
 from flowmesh.kernels.kernel_cache import KernelCache
 from flowmesh.kernels.step import StepContext
-from flowmesh.runtime import host_memory, placer, threading_policy
+from flowmesh.runtime import device_config, host_memory, placer, threading_policy
 from flowmesh.runtime.device import DeviceSet, default_team_size, local_devices
 from flowmesh.runtime.options import ConfigProto, RunMetadata, RunOptions, get_log_device_placement
 from flowmesh.runtime.partition import partition_graph_def
@@ -71,8 +71,10 @@ class LocalBackend:
 
     def _fixed_intra_op_threads(self) -> int:
         """The session's ``intra_op_parallelism_threads``, else the process default
-        ``FLOWMESH_INTRA_OP_THREADS`` (0: neither, the thread tuner decides)."""
-        return self.config.intra_op_parallelism_threads or max(0, _settings.INTRA_OP_THREADS.get())
+        (``tf.config.threading``'s, else ``FLOWMESH_INTRA_OP_THREADS``; 0: none of them, the
+        thread tuner decides)."""
+        return (self.config.intra_op_parallelism_threads or device_config.intra_op_threads()
+                or max(0, _settings.INTRA_OP_THREADS.get()))
 
     def _tuner_for(self, plan: StepPlan) -> ThreadTuner | None:
         if self._fixed_intra_op_threads() or not _settings.ADAPTIVE_THREADS.get():

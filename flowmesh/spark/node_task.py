@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flowmesh.distributed import tf_config
-from flowmesh.launch.ports import free_ports
+from flowmesh.distributed.ports import free_ports
 from flowmesh.spark.child import ChildProcess
 from flowmesh.spark.context import TFNodeContext
 from flowmesh.spark.feed import FeedChannel, Feeder

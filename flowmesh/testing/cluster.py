@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from flowmesh.launch.ports import free_ports
+from flowmesh.distributed.ports import free_ports
 from flowmesh.launch.processes import ProcessGroup, signal_group
 from flowmesh.launch.roles import local_cluster
 

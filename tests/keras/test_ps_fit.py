@@ -79,7 +79,7 @@ def test_roles_and_round_robin_placement():
     import atexit
 
     from flowmesh.distribute.cluster_resolver import SimpleClusterResolver
-    from flowmesh.launch.ports import free_ports
+    from flowmesh.distributed.ports import free_ports
 
     ports = free_ports(4)
     cluster = {"chief": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"],

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import socket
 
-from flowmesh.launch import ports
-from flowmesh.launch.ports import free_ports
+from flowmesh.distributed import ports
+from flowmesh.distributed.ports import free_ports
 
 
 def test_ports_are_distinct_bindable_and_below_the_ephemeral_range():
