@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import math as _math
 from collections.abc import Callable
-from contextlib import ExitStack
 from typing import Any
 
 import torch
 
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.kernels.coalesced import Coalesced, flat_values
 from flowmesh.kernels.registry import KernelContext, kernel
 from flowmesh.kernels.resources import VariableState, under_variable_lock
 from flowmesh.ops.training_ops import SIGNATURES
@@ -285,11 +285,21 @@ def _all_locked(fn: Callable[..., None], width: int) -> Callable[..., None]:
     """``fn`` holding the lock of every variable of the run (several passes: see the module
     docstring), taken in one global order so two runs over the same variables cannot
     deadlock (a single update holds one lock and waits for nothing else)."""
+    order: list[Any] = [(), []]  # the variables of the last call, their locks in order
+
     def run(*args: Any) -> None:
-        with ExitStack() as held:
-            for var in sorted(args[0::width], key=id):
-                held.enter_context(var.lock)
+        variables = args[0::width]
+        if order[0] != variables:
+            order[:] = [variables, [v.lock for v in sorted(set(variables), key=id)]]
+        locks, held = order[1], 0
+        try:
+            for lock in locks:
+                lock.acquire()
+                held += 1
             fn(*args)
+        finally:
+            for lock in reversed(locks[:held]):
+                lock.release()
 
     return run
 
@@ -299,42 +309,101 @@ def _column(args: tuple[Any, ...], width: int, position: int, read: bool = False
     return [v.read() for v in values] if read else list(values)
 
 
+def _flat_columns(count: int) -> Callable[..., list[Any] | None]:
+    """``flat(args, width, state_positions, grad_position)``: the flat buffers of the state
+    columns and the gradients (``kernels/coalesced.py``), or None to go variable by variable."""
+    columns = [Coalesced() for _ in range(count)]
+
+    def flat(args: tuple[Any, ...], width: int, positions: tuple[int, ...], grad: int) -> list[Any] | None:
+        buffers = []
+        for column, position in zip(columns, positions):
+            buffer = column.flat(args[position::width])
+            if buffer is None:
+                return None
+            buffers.append(buffer)
+        grads = flat_values(args[grad::width], buffers[0])
+        return None if grads is None else buffers + [grads]
+
+    return flat
+
+
 def _foreach_gradient_descent(width: int) -> Callable[..., None]:
+    flat = _flat_columns(1)
+
     def apply(*args: Any) -> None:
-        torch._foreach_add_(_column(args, width, 0, True), _column(args, width, 2),
-                            alpha=-args[1].item())
+        lr = args[1].item()
+        buffers = flat(args, width, (0,), 2)
+        if buffers is not None:
+            buffers[0].add_(buffers[1], alpha=-lr)
+            return
+        torch._foreach_add_(_column(args, width, 0, True), _column(args, width, 2), alpha=-lr)
 
     return apply
+
+
+def _momentum_step(variables: Any, accums: Any, grads: Any, lr: float, momentum: float, nesterov: bool,
+                   ops: Any) -> None:
+    """TensorFlow's momentum update with ``ops`` one tensor's methods or ``torch._foreach_*``."""
+    ops.mul_(accums, momentum)
+    ops.add_(accums, grads)
+    if nesterov:
+        ops.add_(variables, grads, alpha=-lr)
+        ops.add_(variables, accums, alpha=-lr * momentum)
+    else:
+        ops.add_(variables, accums, alpha=-lr)
 
 
 def _foreach_momentum(width: int, nesterov: bool) -> Callable[..., None]:
+    flat = _flat_columns(2)
+
     def apply(*args: Any) -> None:
-        variables, accums = _column(args, width, 0, True), _column(args, width, 1, True)
-        grads = _column(args, width, 3)
         lr, momentum = args[2].item(), args[4].item()
-        torch._foreach_mul_(accums, momentum)
-        torch._foreach_add_(accums, grads)
-        if nesterov:
-            torch._foreach_add_(variables, grads, alpha=-lr)
-            torch._foreach_add_(variables, accums, alpha=-lr * momentum)
-        else:
-            torch._foreach_add_(variables, accums, alpha=-lr)
+        buffers = flat(args, width, (0, 1), 3)
+        if buffers is not None:
+            _momentum_step(*buffers, lr, momentum, nesterov, _TENSOR_OPS)
+            return
+        variables, accums = _column(args, width, 0, True), _column(args, width, 1, True)
+        _momentum_step(variables, accums, _column(args, width, 3), lr, momentum, nesterov, _FOREACH_OPS)
 
     return apply
+
+
+def _adam_step(variables: Any, ms: Any, vs: Any, grads: Any, hyper: list[float], ops: Any) -> None:
+    beta1_power, beta2_power, lr, beta1, beta2, epsilon = hyper
+    alpha = _adam_alpha(beta1_power, beta2_power, lr)
+    ops.lerp_(ms, grads, 1.0 - beta1)
+    ops.mul_(vs, beta2)
+    ops.addcmul_(vs, grads, grads, value=1.0 - beta2)
+    denom = ops.sqrt(vs)
+    ops.add_(denom, epsilon)
+    ops.addcdiv_(variables, ms, denom, value=-alpha)
 
 
 def _foreach_adam(width: int) -> Callable[..., None]:
+    flat = _flat_columns(3)
+
     def apply(*args: Any) -> None:
+        hyper = [x.item() for x in args[3:9]]
+        buffers = flat(args, width, (0, 1, 2), 9)
+        if buffers is not None:
+            _adam_step(*buffers, hyper, _TENSOR_OPS)
+            return
         variables = _column(args, width, 0, True)
         ms, vs = _column(args, width, 1, True), _column(args, width, 2, True)
-        grads = _column(args, width, 9)
-        beta1_power, beta2_power, lr, beta1, beta2, epsilon = (x.item() for x in args[3:9])
-        alpha = _adam_alpha(beta1_power, beta2_power, lr)
-        torch._foreach_lerp_(ms, grads, 1.0 - beta1)
-        torch._foreach_mul_(vs, beta2)
-        torch._foreach_addcmul_(vs, grads, grads, value=1.0 - beta2)
-        denom = torch._foreach_sqrt(vs)
-        torch._foreach_add_(denom, epsilon)
-        torch._foreach_addcdiv_(variables, ms, denom, value=-alpha)
+        _adam_step(variables, ms, vs, _column(args, width, 9), hyper, _FOREACH_OPS)
 
     return apply
+
+
+class _TENSOR_OPS:  # noqa: N801 - a namespace, as torch's
+    """The update ops on one (flat) tensor, named as the multi-tensor ones."""
+
+    mul_, add_, lerp_, addcmul_, addcdiv_, sqrt = (
+        torch.Tensor.mul_, torch.Tensor.add_, torch.Tensor.lerp_, torch.Tensor.addcmul_,
+        torch.Tensor.addcdiv_, torch.sqrt)
+
+
+class _FOREACH_OPS:  # noqa: N801
+    mul_, add_, lerp_, addcmul_, addcdiv_, sqrt = (
+        torch._foreach_mul_, torch._foreach_add_, torch._foreach_lerp_, torch._foreach_addcmul_,
+        torch._foreach_addcdiv_, torch._foreach_sqrt)
