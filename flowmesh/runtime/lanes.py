@@ -119,25 +119,27 @@ def _stack_reads(runs: list[_Run], sums: dict[int, Any]) -> list[StackKey]:
 
 
 # --- finding runs ------------------------------------------------------------------------------
+_KINDS = lane_ops.LIFTABLE | _LIST_ONLY | {_CONST}
+
+
 def _signature(node: Any) -> Hashable | None:
     op = node.op
-    if op is None or node.needs_step or len(node.outputs) != 1 or op.control_inputs:
+    if op is None or op.type not in _KINDS or node.needs_step or len(node.outputs) != 1 or op.control_inputs:
         return None
     if op.type in _LIST_ONLY:
         return (op.type,)
-    if op.type != _CONST and not lane_ops.can_lift(op):
+    if op.type == _CONST:
+        if op.outputs[0].dtype.name not in lane_ops.NUMERIC:
+            return None
+    elif not lane_ops.can_lift(op):
         return None
-    tensors = list(op.inputs) + list(op.outputs)
-    if op.type != lane_ops.READ and not all(t.shape.is_fully_defined() for t in tensors):
-        return None
-    if op.type == lane_ops.READ and not op.outputs[0].shape.is_fully_defined():
-        return None
-    if op.type == _CONST and op.outputs[0].dtype.name not in lane_ops.NUMERIC:
+    tensors = [t for t in (*op.inputs, *op.outputs) if t.dtype.name != "resource"]
+    dims = tuple(t.shape.as_tuple() for t in tensors)
+    if any(d is None or None in d for d in dims):
         return None
     attrs = tuple(sorted((k, _hashable(v)) for k, v in op.attrs.items()
                          if not k.startswith("_") and not (op.type == _CONST and k == "value")))
-    return op.type, attrs, tuple((t.dtype.name, tuple(t.shape.as_list() or ())) for t in tensors
-                                 if t.dtype.name != "resource")
+    return op.type, attrs, tuple(t.dtype for t in tensors), dims
 
 
 def _hashable(value: Any) -> Hashable:
@@ -158,22 +160,29 @@ def _find_runs(nodes: Sequence[Any]) -> list[_Run]:
     runs: list[_Run] = []
     i = 0
     while i < len(nodes):
-        best = None
+        candidates: list[tuple[int, int, int]] = []
         if sig[i] is not None:
             for period in range(1, MAX_PERIOD + 1):
                 if i + period * MIN_LANES > len(nodes):
                     break
-                if sig[i + period] != sig[i]:
-                    continue
+                if sig[i + period] != sig[i] or any(period % c[2] == 0 for c in candidates):
+                    continue  # a multiple of a period that repeats covers no more
                 lanes = _grow(nodes, sig, i, period)
-                if lanes >= MIN_LANES and (best is None or lanes * period > best[0] * best[1]):
-                    best = (lanes, period)
-        run = _make_run(nodes, len(runs), i, *best) if best else None
-        if run is None:
+                if lanes >= MIN_LANES:
+                    candidates.append((lanes * period, lanes, period))
+        run = None
+        for _, lanes, period in sorted(candidates, reverse=True):
+            run = _make_run(nodes, len(runs), i, lanes, period)
+            if run is not None:
+                break
+        if run is not None:
+            runs.append(run)
+            i = run.end
+        elif candidates:  # no run starts in the first lanes of a block that repeats but computes nothing
+            _, lanes, period = max(candidates)
+            i += (lanes - 1) * period
+        else:
             i += 1
-            continue
-        runs.append(run)
-        i = run.end
     return runs
 
 
@@ -181,8 +190,8 @@ def _grow(nodes: Sequence[Any], sig: list[int | None], start: int, period: int) 
     """How many consecutive lanes from ``start`` repeat lane 0 without reading each other."""
     if any(sig[start + j] is None for j in range(period)):
         return 0
-    produced = {nodes[start + j].outputs[0]: (0, j) for j in range(period)}
-    template = [[produced.get(k, (None, None))[1] for k in nodes[start + j].inputs] for j in range(period)]
+    produced = {id(nodes[start + j].outputs[0]): (0, j) for j in range(period)}
+    template = [[produced.get(id(k), (None, None))[1] for k in nodes[start + j].inputs] for j in range(period)]
     lanes = 1
     while start + (lanes + 1) * period <= len(nodes):
         base = start + lanes * period
@@ -191,9 +200,9 @@ def _grow(nodes: Sequence[Any], sig: list[int | None], start: int, period: int) 
             if sig[base + j] != sig[start + j] or len(node.inputs) != len(template[j]):
                 return lanes
             for key, slot in zip(node.inputs, template[j]):
-                if produced.get(key) != (None if slot is None else (lanes, slot)):
+                if produced.get(id(key)) != (None if slot is None else (lanes, slot)):
                     return lanes
-            produced[node.outputs[0]] = (lanes, j)
+            produced[id(node.outputs[0])] = (lanes, j)
         lanes += 1
     return lanes
 
