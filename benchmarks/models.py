@@ -15,6 +15,7 @@ over a few pre-generated batches (NumPy, seeded: both systems see the same data)
   the same with those optimizers.
 * ``graph_build``: the ``many_vars`` program with 250 variables, timed from the first graph
   op to the end of the first step (initialization included); the rate is builds/s.
+* ``transformer``, ``lstm_lm``: ``benchmarks/models_seq.py``.
 * ``mlp``, ``cnn``: ``benchmarks/mlp_step.py``'s and ``benchmarks/cnn_step.py``'s
   programs, for the small-model figures measured as lone processes.
 """
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import cnn_step, mlp_step
+from benchmarks import cnn_step, mlp_step, models_seq
 from benchmarks.lone import Built, session
 
 
@@ -170,6 +171,11 @@ MODELS: dict[str, tuple[Callable[[Any, int], Built], str, str]] = {
                        "2000 variables of 8 floats, one Adam minimize", "steps/s"),
     "graph_build": (build_graph_build, "graph build + first run, 250 variables, GradientDescent",
                     "builds/s"),
+    "transformer": (lambda tf, t: models_seq.build_transformer(tf, t),
+                    "Transformer encoder block batch 16 x 64 tokens, width 128, 4 heads, ff 512, Adam",
+                    "steps/s"),
+    "lstm_lm": (lambda tf, t: models_seq.build_lstm_lm(tf, t),
+                "LSTM LM (PTB small: vocab 10000, 200 units, 20 steps, batch 20), clipped SGD", "steps/s"),
     "mlp": (build_mlp, "MLP 784-256-256-10 batch 128 SGD (mlp_step's program)", "steps/s"),
     "cnn": (build_cnn, "LeNet-style CNN batch 64 SGD (cnn_step's program)", "steps/s"),
 }
