@@ -74,6 +74,8 @@ SYSTEMS = {
     "flowmesh": System("flowmesh", load_flowmesh),
     "tensorflow": System("tensorflow", load_tensorflow,
                          {"TF_CPP_MIN_LOG_LEVEL": "2", "TF_USE_LEGACY_KERAS": "1"}),
+    # diagnostics, not a default peer: flowmesh pinned to one intra-op thread
+    "flowmesh_1t": System("flowmesh_1t", load_flowmesh, {"FLOWMESH_INTRA_OP_THREADS": "1"}),
 }
 
 

@@ -1,7 +1,7 @@
 """Model-scale training steps against TensorFlow, each contender a lone, fresh process.
 
     python -m benchmarks.model_scale [--models resnet20,many_vars,graph_build] [--repeats 5]
-        [--steps 10] [--warmup 3] [--threads 0] [--contend N] [--peers tensorflow]
+        [--steps 10] [--warmup 3] [--threads 0] [--contend N] [--peers tensorflow[,flowmesh_1t]]
 
 Every round starts one process per system (flowmesh, then TensorFlow ``compat.v1``; the
 order alternates between rounds), each importing only its own system, with its default
@@ -27,7 +27,7 @@ from benchmarks.lone import SYSTEMS, measure_lone, worker
 from benchmarks.models import MODELS
 
 MODULE = "benchmarks.model_scale"
-PEERS = ("tensorflow",)
+PEERS = ("tensorflow", "flowmesh_1t")
 DEFAULT_MODELS = "resnet20,many_vars,graph_build"
 _GEMM = (
     "import time, torch\n"
@@ -93,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     unknown = [m for m in models if m not in MODELS]
     if unknown:
         parser.error(f"unknown model(s) {unknown}; known: {sorted(MODELS)}")
+    if not any(a == "--peers" or a.startswith("--peers=") for a in rest):
+        rest = [*rest, "--peers", "tensorflow"]  # flowmesh_1t (one intra-op thread) on request
     settings = parse_settings(__doc__ or "", PEERS, rest, steps=10, repeats=5, warmup=3, threads=0)
     if own.worker is not None:
         return [worker(MODELS[models[0]][0], own.worker, settings.steps, settings.warmup, settings.threads)]
