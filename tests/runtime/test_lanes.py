@@ -161,3 +161,31 @@ def test_weight_decay_and_global_norm_clipping(monkeypatch):
         return [loss, norm], {x: np.linspace(-1, 1, 6).astype(np.float32)}, train
 
     _compare(build, monkeypatch, steps=3, rtol=1e-5)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_many_small_variables_train_as_tensorflow(optimizer):
+    """Lanes and coalesced updates together (20 variables) against TensorFlow's step."""
+    from flowmesh.testing.tf_oracle import require_tensorflow, session_config
+
+    tf1 = require_tensorflow()
+    results = []
+    for system, config in ((tf, None), (tf1, session_config(tf1))):
+        rng = np.random.default_rng(5)
+        graph = system.Graph()
+        with graph.as_default():
+            x = system.placeholder(system.float32, [8])
+            params = [system.Variable(rng.standard_normal(8).astype(np.float32) * 0.1) for _ in range(20)]
+            loss = system.add_n([system.reduce_sum(system.square(v * x)) for v in params])
+            opt = (system.train.GradientDescentOptimizer(0.05) if optimizer == "sgd"
+                   else system.train.AdamOptimizer(0.01))
+            train = opt.minimize(loss)
+            with system.Session(graph=graph, config=config) as sess:
+                sess.run(system.global_variables_initializer())
+                losses = [sess.run([train, loss], {x: np.linspace(0, 1, 8, dtype=np.float32) * (i + 1)})[1]
+                          for i in range(4)]
+                results.append((losses, sess.run(params)))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-5)
+    for a, b in zip(results[0][1], results[1][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
