@@ -11,9 +11,12 @@ hits both alike. The parent imports neither system.
 
 A worker's record::
 
-    {"rate": 12.3, "build_s": 0.41, "first_run_s": 0.95, "ops": 1234, "flops": 4.1e9}
+    {"rate": 12.3, "cpu_ms_per_step": 150.2, "build_s": 0.41, "first_run_s": 0.95, "ops": 1234,
+     "flops": 4.1e9}
 
-``rate`` is steps per second of the timed block; ``build_s`` the seconds from the first
+``rate`` is steps per second of the timed block; ``cpu_ms_per_step`` the process's CPU time
+per timed step (all its threads: on a loaded machine, with one thread, a measure of work
+that contention disturbs less than the rate); ``build_s`` the seconds from the first
 graph op to the finished graph; ``first_run_s`` the seconds from session creation to the
 end of the first training step (initialization included).
 """
@@ -93,11 +96,12 @@ def worker(build: Callable[[Any, int], Built], system: str, steps: int, warmup: 
     built = build(tf, threads)
     for _ in range(warmup):
         built.step()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(steps):
         built.step()
     rate = steps / (time.perf_counter() - start)
-    record = {"rate": rate, "ops": built.ops, "flops": built.flops, **built.extra}
+    cpu_ms = (time.process_time() - cpu) / steps * 1e3
+    record = {"rate": rate, "cpu_ms_per_step": cpu_ms, "ops": built.ops, "flops": built.flops, **built.extra}
     print(MARK + json.dumps(record), flush=True)
     return record
 

@@ -73,7 +73,9 @@ def run_model(model: str, settings: Settings, peak: tuple[float, float] | None) 
     for system, result, recs in zip(systems, results, records):
         build_s = statistics.median(r["build_s"] for r in recs)
         first_s = statistics.median(r["first_run_s"] for r in recs)
-        line = f"  {system:<12} graph build {build_s:.2f} s, session + first step {first_s:.2f} s"
+        cpu_ms = statistics.median(r.get("cpu_ms_per_step", 0.0) for r in recs)
+        line = (f"  {system:<12} graph build {build_s:.2f} s, session + first step {first_s:.2f} s, "
+                f"CPU {cpu_ms:.1f} ms a step")
         if recs[0]["flops"] and peak:
             gflops = recs[0]["flops"] * result.median / 1e9
             line += (f"; {gflops:.1f} GFLOP/s ({recs[0]['flops'] / 1e9:.2f} GFLOP a step) = "
