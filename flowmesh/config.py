@@ -40,6 +40,9 @@ FLOWMESH_ONEDNN_MATMUL          auto     Kernel of float32 CPU MatMuls: ``auto``
                                          faster (``kernels/gemm_choice.py``; which wins
                                          depends on the CPU); 1: oneDNN where it applies;
                                          0: MKL (torch.matmul).
+FLOWMESH_LANES                  1        Runs of the same small ops repeated once per
+                                         variable compute as one op over stacked values
+                                         (``runtime/lanes.py``). 0: op by op.
 FLOWMESH_OMP_WAIT_POLICY        AUTO     OpenMP wait policy ``import flowmesh`` sets before
                                          torch loads, unless the user set OMP_WAIT_POLICY
                                          or GOMP_SPINCOUNT: AUTO is PASSIVE (idle threads
@@ -265,6 +268,8 @@ ONEDNN_MATMUL = Setting("FLOWMESH_ONEDNN_MATMUL", "auto", str,
                       "fp32 CPU MatMul kernel: auto (oneDNN or MKL, whichever each kind of "
                       "product measures faster, kernels/gemm_choice.py), 1 (oneDNN where it "
                       "applies) or 0 (MKL through torch.matmul)")
+LANES = Setting("FLOWMESH_LANES", 1, int,
+                "1 batches runs of the same small ops over many variables (runtime/lanes.py); 0: off")
 ELASTIC_TIMEOUT_S = Setting("FLOWMESH_ELASTIC_TIMEOUT_S", 120.0, float,
                             "longest elastic rendezvous wait in seconds")
 EVAL_CHECKPOINTS = Setting("FLOWMESH_EVAL_CHECKPOINTS", "model_dir", str,

@@ -33,9 +33,22 @@ def _back(y: torch.Tensor, fmt: str) -> torch.Tensor:
     return y.permute(0, 2, 3, 1).contiguous() if fmt == "NHWC" else y.contiguous()
 
 
-def _oihw(f: torch.Tensor) -> torch.Tensor:
-    """HWIO -> OIHW, contiguous (a strided weight view sends torch down a slow path)."""
+def _oihw(f: torch.Tensor, fmt: str = "NCHW") -> torch.Tensor:
+    """HWIO -> OIHW in the memory format torch's convolution takes with the input's: for
+    NHWC (channels-last) inputs channels-last weights (O, H, W, I in memory), else
+    contiguous. One copy; a weight in the other format would be copied again inside
+    torch, and a strided view sends it down a slow path."""
+    if fmt == "NHWC":
+        return f.permute(3, 0, 1, 2).contiguous().permute(0, 3, 1, 2)
     return f.permute(3, 2, 0, 1).contiguous()
+
+
+def _weight_shape(f_out: int, f_in: int, kh: int, kw: int, dtype: torch.dtype, fmt: str) -> torch.Tensor:
+    """A tensor with a filter's shape and memory format, for the filter gradient (its
+    values are not read)."""
+    if fmt == "NHWC":
+        return torch.empty((f_out, kh, kw, f_in), dtype=dtype).permute(0, 3, 1, 2)
+    return torch.zeros((), dtype=dtype).expand(f_out, f_in, kh, kw)
 
 
 def _hwio(f: torch.Tensor) -> torch.Tensor:
@@ -94,7 +107,7 @@ def _conv2d(ctx: KernelContext):
     fmt = geo.fmt
 
     def conv(x: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
-        xn, fn = _nchw(x, fmt), _oihw(f)
+        xn, fn = _nchw(x, fmt), _oihw(f, fmt)
         groups = _check_channels(xn, fn, "Conv2D")
         _, _, top, bottom, left, right = geo.pads(xn.shape[2], xn.shape[3], fn.shape[2], fn.shape[3])
         compute = _float_compute(x.dtype)
@@ -133,7 +146,7 @@ def _conv2d_backprop_input(ctx: KernelContext):
 
     def backprop_input(sizes: Any, f: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
         n, c, h, w = sizes_of(sizes)
-        gn, fn = _nchw(g, fmt), _oihw(f)
+        gn, fn = _nchw(g, fmt), _oihw(f, fmt)
         groups = c // fn.shape[1] if fn.shape[1] else 1
         oh, ow, top, bottom, left, right = geo.pads(h, w, fn.shape[2], fn.shape[3])
         if (gn.shape[2], gn.shape[3]) != (oh, ow) or gn.shape[1] != fn.shape[0] or c % max(fn.shape[1], 1):
@@ -182,7 +195,7 @@ def _conv2d_backprop_filter(ctx: KernelContext):
             padding = [top, left]
         else:
             xn, padding = nnf.pad(xn, (left, right, top, bottom)), [0, 0]
-        placeholder = torch.zeros((), dtype=xn.dtype).expand(f_out, f_in, kh, kw)
+        placeholder = _weight_shape(f_out, f_in, kh, kw, xn.dtype, fmt)
         _, df, _ = torch.ops.aten.convolution_backward(
             gn, xn, placeholder, None, geo.stride, padding, geo.dilation, False, [0, 0], groups,
             [False, True, False])

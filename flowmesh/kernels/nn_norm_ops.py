@@ -1,7 +1,9 @@
 """Kernels of ``flowmesh/ops/nn_norm_ops.py``: fused batch norm (forward and backward), L2Loss.
 
-Statistics are computed in float32 for float16/bfloat16 inputs (as TensorFlow does) and
-in one pass (``torch.var_mean``); the normalization is one fused multiply-add per element.
+Batch norm runs on torch's own kernels, ``native_batch_norm`` forward and
+``native_batch_norm_backward`` backward, each one call over a channel-first view of the
+input (channels-last layouts stay where they are). Statistics of float16/bfloat16 inputs
+are computed in float32, as TensorFlow does.
 """
 
 from __future__ import annotations
@@ -18,17 +20,34 @@ _EMPTY = torch.empty(0)
 
 
 class _Layout:
-    """Reduction axes and channel broadcasting for one data format and rank."""
+    """Reduction axes, channel broadcasting and torch's channel-first view of one format.
+
+    torch's batch norm kernels take the channel axis at 1. A channels-last tensor viewed
+    with ``permute(0, rank - 1, 1, ..., rank - 2)`` *is* such a tensor, in torch's
+    ``channels_last`` memory format, so no data moves on the way in or out.
+    """
 
     def __init__(self, data_format: str, rank: int):
+        self.rank = rank
         self.axes = tuple(bn_reduce_axes(data_format, rank))
         self.shape = [1] * rank
         self.channel = bn_channel_axis(data_format) % rank
         self.shape[self.channel] = -1
+        self.last = self.channel == rank - 1
+        self.to_first = (0, rank - 1) + tuple(range(1, rank - 1))
+        self.to_last = (0,) + tuple(range(2, rank)) + (1,)
 
     def b(self, v: torch.Tensor) -> torch.Tensor:
         """A per-channel vector shaped to broadcast against the input."""
-        return v if self.channel == len(self.shape) - 1 else v.reshape(self.shape)
+        return v if self.last else v.reshape(self.shape)
+
+    def first(self, x: torch.Tensor) -> torch.Tensor:
+        """``x`` as a channel-first view (no copy)."""
+        return x.permute(self.to_first) if self.last else x
+
+    def back(self, y: torch.Tensor) -> torch.Tensor:
+        """A channel-first result in this format, contiguous."""
+        return (y.permute(self.to_last) if self.last else y).contiguous()
 
 
 def _compute(x: torch.Tensor) -> torch.Tensor:
@@ -44,6 +63,40 @@ def _check_vectors(x: torch.Tensor, layout: _Layout, **vectors: torch.Tensor) ->
                 f"count of x with shape {list(x.shape)}), got shape {list(v.shape)}")
 
 
+def _per_channel(x: torch.Tensor, layout: _Layout) -> int:
+    """How many elements each channel's statistics are computed over."""
+    return x.numel() // max(x.shape[layout.channel], 1)
+
+
+def _reserve_3(scale: torch.Tensor) -> torch.Tensor:
+    """TensorFlow's CPU kernel returns a scalar zero as the third reserve space."""
+    return torch.zeros((), dtype=scale.dtype)
+
+
+def _train_stats(x: torch.Tensor, scale: torch.Tensor, offset: torch.Tensor, layout: _Layout,
+                 eps: float) -> tuple[torch.Tensor, ...]:
+    """``y``, the batch mean (twice, as two tensors) and the unbiased and biased batch
+    variances, from one torch kernel.
+
+    ``torch.native_batch_norm`` writes the batch mean and the Bessel-corrected variance
+    into the "running" buffers when their momentum is 1; one pass over ``x`` computes the
+    statistics and one more the output. Fewer than two elements per channel go the
+    generic way (TensorFlow's unbiased variance is then the biased one).
+    """
+    n = _per_channel(x, layout)
+    if n < 2:
+        xc = _compute(x)
+        var, mu = torch.var_mean(xc, dim=layout.axes, correction=0)
+        a = scale * torch.rsqrt(var + eps)
+        y = torch.addcmul(layout.b(offset - mu * a), xc, layout.b(a)).to(x.dtype)
+        return y, mu, var.clone(), mu.clone(), var
+    channels = scale.shape[0]
+    mean = torch.zeros(channels, dtype=scale.dtype)
+    unbiased = torch.zeros(channels, dtype=scale.dtype)
+    y, saved_mean, _ = torch.native_batch_norm(layout.first(x), scale, offset, mean, unbiased, True, 1.0, eps)
+    return layout.back(y), mean, unbiased, saved_mean, unbiased * ((n - 1) / n)
+
+
 @kernel("FusedBatchNormV3")
 def _fused_batch_norm(ctx: KernelContext):
     eps = float(ctx.attr("epsilon"))
@@ -57,50 +110,50 @@ def _fused_batch_norm(ctx: KernelContext):
         if x.dim() != len(fmt):
             raise InvalidArgumentError(f"FusedBatchNorm: x must be {len(fmt)}-D for {fmt}, got {list(x.shape)}")
         _check_vectors(x, layout, scale=scale, offset=offset)
-        xc = _compute(x)
-        if training:
-            var, mu = torch.var_mean(xc, dim=layout.axes, correction=0)
-            n = xc.numel() // max(xc.shape[layout.channel], 1)
-            unbiased = var * (n / max(n - 1, 1))
-            if factor != 1.0:
-                _check_vectors(x, layout, mean=mean, variance=variance)
-                out_mean = (1.0 - factor) * mean + factor * mu
-                out_var = (1.0 - factor) * variance + factor * unbiased
-            else:
-                out_mean, out_var = mu, unbiased
-        else:
+        if not training:
             _check_vectors(x, layout, mean=mean, variance=variance)
-            mu, var = mean, variance
-            out_mean, out_var = mean, variance
-        a = scale * torch.rsqrt(var + eps)
-        b = offset - mu * a
-        y = torch.addcmul(layout.b(b), xc, layout.b(a)).to(x.dtype)
-        return y, out_mean, out_var, mu, var, _EMPTY
+            y = torch.native_batch_norm(layout.first(x), scale, offset, mean, variance, False, 0.0, eps)[0]
+            return layout.back(y), mean, variance, mean, variance, _reserve_3(scale)
+        y, mu, unbiased, saved_mean, biased = _train_stats(x, scale, offset, layout, eps)
+        if factor == 1.0:
+            return y, mu, unbiased, saved_mean, biased, _reserve_3(scale)
+        _check_vectors(x, layout, mean=mean, variance=variance)
+        keep = 1.0 - factor
+        out_mean = torch.add(mu * factor, mean, alpha=keep)
+        out_var = torch.add(unbiased * factor, variance, alpha=keep)
+        return y, out_mean, out_var, saved_mean, biased, _reserve_3(scale)
 
     return forward
 
 
 @kernel("FusedBatchNormGradV3")
 def _fused_batch_norm_grad(ctx: KernelContext):
+    """TensorFlow's gradient from the saved statistics: ``reserve_space_1`` is the batch
+    mean and ``reserve_space_2`` the biased batch variance (training), or the given mean
+    and variance (inference). One ``native_batch_norm_backward`` call computes all three
+    gradients in two passes over ``x`` and ``dy``."""
     eps = float(ctx.attr("epsilon"))
     fmt = ctx.attr("data_format")
     training = bool(ctx.attr("is_training"))
     layout = _Layout(fmt, len(fmt))
+    everything = [True, True, True]
 
     def backward(dy: torch.Tensor, x: torch.Tensor, scale: torch.Tensor, mean: torch.Tensor,
                  var: torch.Tensor, _reserve: Any) -> tuple[Any, ...]:
-        xc, dyc = _compute(x), _compute(dy)
-        rstd = torch.rsqrt(var + eps)
-        x_hat = (xc - layout.b(mean)) * layout.b(rstd)
-        d_offset = dyc.sum(dim=layout.axes)
-        d_scale = (dyc * x_hat).sum(dim=layout.axes)
+        if x.dim() != len(fmt) or dy.shape != x.shape:
+            raise InvalidArgumentError(
+                f"FusedBatchNormGrad: x and y_backprop must be {len(fmt)}-D tensors of one shape "
+                f"for {fmt}, got {list(x.shape)} and {list(dy.shape)}")
+        _check_vectors(x, layout, scale=scale, reserve_space_1=mean, reserve_space_2=var)
+        xt, dyt = layout.first(x), layout.first(dy)
         if training:
-            n = xc.numel() // max(xc.shape[layout.channel], 1)
-            centered = dyc - layout.b(d_offset / n) - x_hat * layout.b(d_scale / n)
-            dx = centered * layout.b(scale * rstd)
+            invstd = torch.rsqrt(var + eps)
+            dx, d_scale, d_offset = torch.ops.aten.native_batch_norm_backward(
+                dyt, xt, scale, None, None, mean, invstd, True, eps, everything)
         else:
-            dx = dyc * layout.b(scale * rstd)
-        return dx.to(x.dtype), d_scale, d_offset, _EMPTY, _EMPTY
+            dx, d_scale, d_offset = torch.ops.aten.native_batch_norm_backward(
+                dyt, xt, scale, mean, var, None, None, False, eps, everything)
+        return layout.back(dx), d_scale, d_offset, _EMPTY, _EMPTY
 
     return backward
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math as _math
 from collections.abc import Callable
-from contextlib import ExitStack
 from typing import Any
 
 import torch
@@ -77,23 +76,38 @@ def sparse_rows(state: VariableState, values: Any, indices: Any, op_type: str,
 
 
 # --- registration --------------------------------------------------------------------------------
-def _opts(ctx: KernelContext) -> dict[str, bool]:
-    return {"use_nesterov": bool(ctx.attr("use_nesterov", False)),
-            "update_slots": bool(ctx.attr("update_slots", True))}
+#: dense op type -> its math function (``kernels/multi_update.py`` applies it to many
+#: variables at once)
+DENSE_MATH: dict[str, MathFn] = {}
 
 
-def register_update(op_type: str, math: MathFn) -> None:
-    """Registers the kernel of ``op_type`` (dense or sparse) from its math function."""
+def update_layout(op_type: str) -> tuple[list[int], int, list[int]]:
+    """Input positions of ``op_type``'s variable and slots, its gradient, its hyperparameters."""
     names = SIGNATURES[op_type]
     states = [i for i, n in enumerate(names) if n in _STATE_NAMES]
     grad = names.index("grad") if "grad" in names else names.index("delta")
     hyper = [i for i, n in enumerate(names)
              if n not in _STATE_NAMES and n not in ("grad", "delta", "indices")]
+    return states, grad, hyper
+
+
+def update_options(attrs: dict[str, Any]) -> dict[str, bool]:
+    """The boolean attrs the math functions read."""
+    return {"use_nesterov": bool(attrs.get("use_nesterov", False)),
+            "update_slots": bool(attrs.get("update_slots", True))}
+
+
+def register_update(op_type: str, math: MathFn) -> None:
+    """Registers the kernel of ``op_type`` (dense or sparse) from its math function."""
+    names = SIGNATURES[op_type]
+    states, grad, hyper = update_layout(op_type)
     index = names.index("indices") if "indices" in names else None
+    if index is None:
+        DENSE_MATH[op_type] = math
 
     @kernel(op_type)
     def factory(ctx: KernelContext) -> Callable[..., None]:
-        opts = _opts(ctx)
+        opts = update_options(ctx.op.attrs)
         if index is None:
             def apply(*args: Any) -> None:
                 math([args[i].read() for i in states], args[grad],
@@ -120,14 +134,14 @@ def _momentum(t: list[Any], g: Any, h: list[float], o: dict[str, bool]) -> None:
         var.sub_(accum, alpha=lr)
 
 
-def _adam_alpha(beta1_power: float, beta2_power: float, lr: float) -> float:
+def adam_alpha(beta1_power: float, beta2_power: float, lr: float) -> float:
     return lr * _math.sqrt(1.0 - beta2_power) / (1.0 - beta1_power)
 
 
 def _adam(t: list[Any], g: Any, h: list[float], o: dict[str, bool]) -> None:
     var, m, v = t
     beta1_power, beta2_power, lr, beta1, beta2, epsilon = h
-    alpha = _adam_alpha(beta1_power, beta2_power, lr)
+    alpha = adam_alpha(beta1_power, beta2_power, lr)
     m.lerp_(g, 1.0 - beta1)
     v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
     denom = v.sqrt().add_(epsilon)
@@ -235,7 +249,7 @@ def _sparse_adam(ctx: KernelContext) -> Callable[..., None]:
         *hyper, values, indices = args
         beta1_power, beta2_power, lr, beta1, beta2, epsilon = (x.item() for x in hyper)
         table, idx, g = sparse_rows(var, values, indices, ctx.op.type)
-        alpha = _adam_alpha(beta1_power, beta2_power, lr)
+        alpha = adam_alpha(beta1_power, beta2_power, lr)
         m_t = m.read().mul_(beta1).index_add_(0, idx, g, alpha=1.0 - beta1)
         v_t = v.read().mul_(beta2).index_add_(0, idx, g * g, alpha=1.0 - beta2)
         denom = v_t.sqrt().add_(epsilon)
@@ -245,96 +259,3 @@ def _sparse_adam(ctx: KernelContext) -> Callable[..., None]:
         table.addcdiv_(m_t, denom, value=-alpha)
 
     return under_variable_lock(apply)  # several passes: see the module docstring
-
-
-# --- multi-tensor (torch._foreach_*) variants for runs of updates ------------------------------
-#: op type -> input positions that must be the same value in every update of a fused run
-#: (the hyperparameters). Used by ``flowmesh/runtime/fusion.py``.
-MULTI_TENSOR_SHARED: dict[str, tuple[int, ...]] = {
-    "ResourceApplyGradientDescent": (1,),
-    "ResourceApplyMomentum": (2, 4),
-    "ResourceApplyAdam": (3, 4, 5, 6, 7, 8),
-}
-
-
-def multi_tensor_update(op_type: str, count: int, attrs: dict[str, Any]) -> Callable[..., None] | None:
-    """One kernel applying ``count`` updates of ``op_type`` with ``torch._foreach_*`` ops.
-
-    Args:
-        op_type: a key of :data:`MULTI_TENSOR_SHARED`.
-        count: number of updates (variables) in the run.
-        attrs: the (identical) attrs of the run's ops.
-
-    Returns:
-        ``fn(*inputs of update 1, *inputs of update 2, ...)``, or None when this op type or
-        these attrs have no multi-tensor form (locking, Nesterov Adam).
-    """
-    if attrs.get("use_locking", False) or op_type not in MULTI_TENSOR_SHARED:
-        return None
-    width = len(SIGNATURES[op_type])
-    if op_type == "ResourceApplyGradientDescent":
-        return _foreach_gradient_descent(width)
-    if op_type == "ResourceApplyMomentum":
-        return _all_locked(_foreach_momentum(width, bool(attrs.get("use_nesterov", False))), width)
-    if attrs.get("use_nesterov", False):
-        return None
-    return _all_locked(_foreach_adam(width), width)
-
-
-def _all_locked(fn: Callable[..., None], width: int) -> Callable[..., None]:
-    """``fn`` holding the lock of every variable of the run (several passes: see the module
-    docstring), taken in one global order so two runs over the same variables cannot
-    deadlock (a single update holds one lock and waits for nothing else)."""
-    def run(*args: Any) -> None:
-        with ExitStack() as held:
-            for var in sorted(args[0::width], key=id):
-                held.enter_context(var.lock)
-            fn(*args)
-
-    return run
-
-
-def _column(args: tuple[Any, ...], width: int, position: int, read: bool = False) -> list[Any]:
-    values = args[position::width]
-    return [v.read() for v in values] if read else list(values)
-
-
-def _foreach_gradient_descent(width: int) -> Callable[..., None]:
-    def apply(*args: Any) -> None:
-        torch._foreach_add_(_column(args, width, 0, True), _column(args, width, 2),
-                            alpha=-args[1].item())
-
-    return apply
-
-
-def _foreach_momentum(width: int, nesterov: bool) -> Callable[..., None]:
-    def apply(*args: Any) -> None:
-        variables, accums = _column(args, width, 0, True), _column(args, width, 1, True)
-        grads = _column(args, width, 3)
-        lr, momentum = args[2].item(), args[4].item()
-        torch._foreach_mul_(accums, momentum)
-        torch._foreach_add_(accums, grads)
-        if nesterov:
-            torch._foreach_add_(variables, grads, alpha=-lr)
-            torch._foreach_add_(variables, accums, alpha=-lr * momentum)
-        else:
-            torch._foreach_add_(variables, accums, alpha=-lr)
-
-    return apply
-
-
-def _foreach_adam(width: int) -> Callable[..., None]:
-    def apply(*args: Any) -> None:
-        variables = _column(args, width, 0, True)
-        ms, vs = _column(args, width, 1, True), _column(args, width, 2, True)
-        grads = _column(args, width, 9)
-        beta1_power, beta2_power, lr, beta1, beta2, epsilon = (x.item() for x in args[3:9])
-        alpha = _adam_alpha(beta1_power, beta2_power, lr)
-        torch._foreach_lerp_(ms, grads, 1.0 - beta1)
-        torch._foreach_mul_(vs, beta2)
-        torch._foreach_addcmul_(vs, grads, grads, value=1.0 - beta2)
-        denom = torch._foreach_sqrt(vs)
-        torch._foreach_add_(denom, epsilon)
-        torch._foreach_addcdiv_(variables, ms, denom, value=-alpha)
-
-    return apply

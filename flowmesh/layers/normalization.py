@@ -13,7 +13,10 @@ from flowmesh.ops import init_ops
 
 class BatchNormalization(keras_norm.BatchNormalization, base.Layer):
     """Batch normalization with TensorFlow 1.x's variable names (``batch_normalization/gamma``,
-    ``beta``, ``moving_mean``, ``moving_variance``)."""
+    ``beta``, ``moving_mean``, ``moving_variance``). As in TensorFlow 1.x, ``fused``
+    (default True) uses the fused kernel only where it can, without raising."""
+
+    _FUSED_IF_POSSIBLE = True
 
     def call(self, inputs: Any, training: Any = False) -> Any:
         return super().call(inputs, training=training)

@@ -5,7 +5,9 @@ l2_normalize and l2_loss.
 outputs ``y, batch_mean, batch_variance`` and three reserve spaces. In training the
 returned variance is the unbiased (Bessel-corrected) batch variance, blended with the
 given running statistics when ``exponential_avg_factor != 1``; ``y`` uses the biased
-variance. Its gradient op ``FusedBatchNormGradV3`` is differentiated by rebuilding the
+variance. The reserve spaces are those of TensorFlow's CPU kernel: the batch mean, the
+biased batch variance and a scalar zero (in inference the given mean and variance, where
+TensorFlow leaves them unwritten). Its gradient op ``FusedBatchNormGradV3`` is differentiated by rebuilding the
 backward pass from elementwise ops, so second-order gradients work (TensorFlow does
 the same).
 """
@@ -66,7 +68,7 @@ def _fused_bn_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
             raise TypeError(f"FusedBatchNormV3: scale/offset/mean/variance must share a dtype, "
                             f"got {scale.dtype.name} and {t.dtype.name}")
     vec = (scale.dtype, TensorShape([channels]))
-    return [(x.dtype, x.shape), vec, vec, vec, vec, (scale.dtype, TensorShape([None]))]
+    return [(x.dtype, x.shape), vec, vec, vec, vec, (scale.dtype, TensorShape(None))]
 
 
 def _fused_bn_grad(op: Any, dy: Tensor, *_: Any) -> list:

@@ -33,6 +33,7 @@ from flowmesh.errors import (
 )
 from flowmesh.runtime.forwarding import forward_buffers
 from flowmesh.runtime.fusion import fuse_updates
+from flowmesh.runtime.lanes import batch_lanes
 from flowmesh.runtime.memoize import memoize_shape_nodes
 
 _program_ids = itertools.count()
@@ -69,7 +70,7 @@ class Program:
                  fetch_keys: Sequence[Hashable], name: str = "partition"):
         self.feed_keys = list(feed_keys)
         self.fetch_keys = list(fetch_keys)
-        nodes, stable = memoize_shape_nodes(fuse_updates(nodes))
+        nodes, stable = memoize_shape_nodes(fuse_updates(batch_lanes(nodes, self.fetch_keys)))
         self.nodes = forward_buffers(nodes, self.feed_keys, self.fetch_keys, stable)
         self.name = name
         self._id = next(_program_ids)

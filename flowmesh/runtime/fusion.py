@@ -4,7 +4,7 @@
 program they form a contiguous run (after every gradient is computed). When consecutive
 nodes have the same op type and attrs, share their hyperparameter inputs (same learning
 rate tensor...) and update distinct variables, :func:`fuse_updates` replaces them with one
-node calling the op's ``torch._foreach_*`` kernel (``flowmesh/kernels/training_ops.py``):
+node calling the op's multi-variable kernel (``flowmesh/kernels/multi_update.py``):
 6 calls per Adam step instead of 6 per variable. Only contiguous runs are fused, so the
 order of everything else in the program is unchanged.
 """
@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from flowmesh.kernels.training_ops import MULTI_TENSOR_SHARED, multi_tensor_update
+from flowmesh.kernels.multi_update import MULTI_TENSOR_SHARED, multi_tensor_update
 
 MIN_RUN = 2
 

@@ -13,6 +13,7 @@ IMG = RNG.standard_normal((3, 6, 6, 3)).astype(np.float32)
 SEQ = RNG.standard_normal((3, 7, 4)).astype(np.float32)
 VEC = RNG.standard_normal((5, 6)).astype(np.float32)
 IDS = RNG.integers(0, 9, (4, 5)).astype(np.float32)
+VOL = RNG.standard_normal((2, 3, 4, 4, 3)).astype(np.float32)
 
 
 def _bn(tf, L, x):
@@ -44,6 +45,7 @@ CASES = {
     "flatten_dense": (lambda tf, L, x: L.Dense(3)(L.Flatten()(x)), IMG),
     "batch_normalization_4d": (_bn, IMG),
     "batch_normalization_2d": (_bn, VEC),
+    "batch_normalization_5d": (_bn, VOL),
     "layer_normalization": (lambda tf, L, x: L.LayerNormalization()(L.Dense(4)(x)), VEC),
     "embedding": (lambda tf, L, x: L.Embedding(10, 3)(tf.cast(x, tf.int32)), IDS),
     "upsampling2d": (lambda tf, L, x: L.UpSampling2D((2, 3))(x), IMG),

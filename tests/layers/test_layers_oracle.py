@@ -13,6 +13,7 @@ IMG = RNG.standard_normal((3, 8, 8, 3)).astype(np.float32)
 SEQ = RNG.standard_normal((3, 10, 4)).astype(np.float32)
 VEC = RNG.standard_normal((5, 6)).astype(np.float32)
 VEC3 = RNG.standard_normal((2, 3, 6)).astype(np.float32)
+VOL = RNG.standard_normal((2, 3, 4, 4, 3)).astype(np.float32)
 
 CASES = {
     "dense": (lambda tf, L, x: L.dense(x, 4, activation=tf.nn.relu), VEC),
@@ -38,6 +39,7 @@ CASES = {
     "bn_training_tensor": (lambda tf, L, x: L.batch_normalization(
         x, training=tf.placeholder_with_default(True, []), momentum=0.8, epsilon=0.01), IMG),
     "bn_axis1": (lambda tf, L, x: L.batch_normalization(x, axis=1, training=True), IMG),
+    "bn_fused_5d": (lambda tf, L, x: L.batch_normalization(x, training=True, momentum=0.5), VOL),
     "cnn": (lambda tf, L, x: L.dense(L.flatten(L.max_pooling2d(
         L.conv2d(x, 4, 3, padding="same", activation=tf.nn.relu), 2, 2)), 3), IMG),
 }

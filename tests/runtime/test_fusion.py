@@ -12,6 +12,11 @@ OPTIMIZERS = {
     "momentum": lambda: tf.train.MomentumOptimizer(0.05, 0.9),
     "nesterov": lambda: tf.train.MomentumOptimizer(0.05, 0.9, use_nesterov=True),
     "adam": lambda: tf.train.AdamOptimizer(0.05),
+    "adagrad": lambda: tf.train.AdagradOptimizer(0.1),
+    "rmsprop": lambda: tf.train.RMSPropOptimizer(0.01, momentum=0.5),
+    "centered_rmsprop": lambda: tf.train.RMSPropOptimizer(0.01, momentum=0.5, centered=True),
+    "adadelta": lambda: tf.train.AdadeltaOptimizer(1.0),
+    "ftrl": lambda: tf.train.FtrlOptimizer(0.1, l1_regularization_strength=0.01),
     "locked": lambda: tf.train.GradientDescentOptimizer(0.1, use_locking=True),
 }
 

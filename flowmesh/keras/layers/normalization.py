@@ -1,7 +1,7 @@
 """``BatchNormalization`` and ``LayerNormalization``.
 
-Batch normalization follows TensorFlow's Keras: 4-D inputs normalized over the channel
-axis use the fused kernel (whose training variance, Bessel-corrected, feeds the moving
+Batch normalization follows TensorFlow's Keras: 4-D and 5-D inputs normalized over the
+channel axis use the fused kernel (whose training variance, Bessel-corrected, feeds the moving
 variance); other inputs use ``tf.nn.moments`` (biased variance). While training the
 moving statistics move by ``moving -= (moving - batch) * (1 - momentum)``
 (``AssignMovingAvg`` ops in ``layer.updates``); with a tensor ``training`` the momentum
@@ -25,6 +25,8 @@ class BatchNormalization(Layer):
     """Normalizes each channel (``axis``) with batch statistics while training and moving
     statistics otherwise. Weights: ``gamma``, ``beta`` (trainable), ``moving_mean``,
     ``moving_variance`` (not trainable)."""
+
+    _FUSED_IF_POSSIBLE = False
 
     def __init__(self, axis: Any = -1, momentum: float = 0.99, epsilon: float = 1e-3,
                  center: bool = True, scale: bool = True, beta_initializer: Any = "zeros",
@@ -62,11 +64,7 @@ class BatchNormalization(Layer):
         if channels is None:
             raise ValueError(f"Axis {self.axis} of input tensor should have a defined dimension but the "
                              f"layer received an input with shape {shape}.")
-        can_fuse = rank == 4 and self._axis in (1, 3)
-        if self.fused and not can_fuse:
-            raise ValueError(f"Layer {self.name}: fused=True needs a 4-D input normalized on axis 1 or 3, "
-                             f"got shape {shape} and axis {self.axis}")
-        self._fused = can_fuse if self.fused is None else bool(self.fused)
+        self._fused = self._choose_fused(shape)
         self.input_spec = InputSpec(ndim=rank, axes={self._axis: channels})
         param = [channels]
         self.gamma = self.add_weight("gamma", param, initializer=self.gamma_initializer,
@@ -81,6 +79,21 @@ class BatchNormalization(Layer):
                                                initializer=self.moving_variance_initializer,
                                                trainable=False)
         self.built = True
+
+    def _choose_fused(self, shape: TensorShape) -> bool:
+        """TensorFlow's choice: fused for 4-D inputs normalized on axis 1 or 3 and 5-D ones on
+        axis 1 or 4, in float16/bfloat16/float32. ``fused=True`` raises where that is not
+        possible (Keras); ``tf.layers`` (:attr:`_FUSED_IF_POSSIBLE`) falls back silently."""
+        rank = shape.rank
+        can_fuse = (self._axis in ({4: (1, 3), 5: (1, 4)}.get(rank, ()))
+                    and self.dtype in ("float16", "bfloat16", "float32"))
+        if self.fused is None or self._FUSED_IF_POSSIBLE:
+            return can_fuse and self.fused is not False
+        if self.fused and not can_fuse:
+            raise ValueError(f"Layer {self.name}: fused=True needs a float16/bfloat16/float32 4-D input "
+                             f"normalized on axis 1 or 3 or a 5-D one on axis 1 or 4, got shape {shape}, "
+                             f"axis {self.axis} and dtype {self.dtype}")
+        return bool(self.fused)
 
     def _params(self, channels: int) -> tuple[Any, Any]:
         gamma = self.gamma if self.gamma is not None else constant(1.0, shape=[channels])
@@ -103,8 +116,9 @@ class BatchNormalization(Layer):
         return output
 
     def _fused_call(self, inputs: Any, training: Any) -> tuple[Any, Any, Any]:
-        fmt = "NHWC" if self._axis == 3 else "NCHW"
-        gamma, beta = self._params(inputs.shape[self._axis])
+        rank = inputs.shape.rank
+        fmt = {4: "NHWC", 5: "NDHWC"}[rank] if self._axis == rank - 1 else {4: "NCHW", 5: "NCDHW"}[rank]
+        gamma, beta = self._params(inputs.shape.as_list()[self._axis])
 
         def train() -> Any:
             return nn_norm_ops.fused_batch_norm(inputs, gamma, beta, epsilon=self.epsilon,
@@ -120,7 +134,7 @@ class BatchNormalization(Layer):
     def _moments_call(self, inputs: Any, training: Any) -> tuple[Any, Any, Any]:
         rank = inputs.shape.rank
         reduce_axes = [i for i in range(rank) if i != self._axis]
-        channels = inputs.shape[self._axis]
+        channels = inputs.shape.as_list()[self._axis]
         gamma, beta = self._params(channels)
         mean, variance = backend.smart_cond(
             training, lambda: nn_norm_ops.moments(inputs, reduce_axes),
