@@ -53,78 +53,90 @@ def _closure(fetches: Sequence[Tensor], targets: Sequence[Operation]) -> set[Ope
     return needed
 
 
-class _Master:
-    """Calls a master: directly (same process) or over gRPC + data plane."""
+class _InProcessMaster:
+    """The master of a server running in this process, called directly: it works on the
+    client's Graph itself, so nothing is serialized or copied."""
 
-    def __init__(self, target: str):
-        self.target = target
-        server = local_server_for(target)
-        self.local = server.master if server is not None else None
-        self.client_id = f"client:{secrets.token_hex(8)}"
-        self._rpc: Any = None
-        self._plane: DataPlane | None = None
-        self._data_address = ""
-        if self.local is None:
-            from flowmesh.distributed.rpc import RpcClient
+    shares_graph = True  # the master reads the client's Graph: nothing to ship
 
-            address = target[len("grpc://"):]
-            self._rpc = RpcClient(address, f"master at {target}")
-            self._rpc.wait_ready(_config.CONNECT_TIMEOUT_S.get())
+    def __init__(self, master: Any):
+        self._master = master
 
     def create_session(self, config: dict[str, Any], graph: Graph) -> str:
-        if self.local is not None:
-            return self.local.create_session(None, config, graph=graph)
-        assert self._rpc is not None
-        reply = self._rpc.call("CreateSession", {"graph": None, "config": config, "client": self.client_id})
-        self._data_address = self.target[len("grpc://"):]  # one port serves both planes
-        self._plane = DataPlane(self.client_id, listen=False)
+        return self._master.create_session(None, config, graph=graph)
+
+    def extend(self, session: str, graph_bytes: bytes) -> None:
+        self._master.session(session).extend(graph_bytes)
+
+    def make_callable(self, session: str, fetches: list[str], feeds: list[str], targets: list[str]) -> int:
+        return self._master.session(session).make_callable(fetches, feeds, targets)
+
+    def run(self, session: str, callable_id: int, feeds: list[Any], timeout: float | None,
+            trace: list | None = None) -> list[Any]:
+        return self._master.session(session).run_callable(callable_id, feeds, timeout, trace)
+
+    def list_devices(self) -> list[list[str]]:
+        return self._master.list_devices()
+
+    def close(self, session: str) -> None:
+        self._master.close_session(session)
+
+
+class _RemoteMaster:
+    """The master of another process: session calls over gRPC, steps over its data plane
+    (both on the task's one port)."""
+
+    shares_graph = False  # ops are shipped (serialized) as steps first need them
+
+    def __init__(self, target: str):
+        from flowmesh.distributed.rpc import RpcClient
+
+        self._address = target[len("grpc://"):]
+        self._client_id = f"client:{secrets.token_hex(8)}"
+        self._rpc = RpcClient(self._address, f"master at {target}")
+        self._rpc.wait_ready(_config.CONNECT_TIMEOUT_S.get())
+        self._plane: DataPlane | None = None
+
+    def create_session(self, config: dict[str, Any], graph: Graph) -> str:
+        reply = self._rpc.call("CreateSession", {"graph": None, "config": config, "client": self._client_id})
+        self._plane = DataPlane(self._client_id, listen=False)
         return reply["session"]
 
     def extend(self, session: str, graph_bytes: bytes) -> None:
-        if self.local is not None:
-            self.local.session(session).extend(graph_bytes)
-        else:
-            assert self._rpc is not None
-            self._rpc.call("ExtendSession", {"session": session, "graph": graph_bytes})
+        self._rpc.call("ExtendSession", {"session": session, "graph": graph_bytes})
 
     def make_callable(self, session: str, fetches: list[str], feeds: list[str], targets: list[str]) -> int:
-        if self.local is not None:
-            return self.local.session(session).make_callable(fetches, feeds, targets)
-        assert self._rpc is not None
         return self._rpc.call("MakeCallable", {"session": session, "fetches": fetches,
                                                "feeds": feeds, "targets": targets})
 
     def run(self, session: str, callable_id: int, feeds: list[Any], timeout: float | None,
             trace: list | None = None) -> list[Any]:
-        if self.local is not None:
-            return self.local.session(session).run_callable(callable_id, feeds, timeout, trace)
-        assert self._plane is not None
+        assert self._plane is not None, "create_session comes first"
         wait = None if timeout is None else timeout + 10.0
         args = [session, callable_id, timeout] + ([True] if trace is not None else [])
-        stats, values = self._plane.call(self._data_address, "RunCallable", args, feeds, timeout=wait)
+        stats, values = self._plane.call(self._address, "RunCallable", args, feeds, timeout=wait)
         if trace is not None and stats:
             trace.extend(stats)
         return values
 
     def list_devices(self) -> list[list[str]]:
-        if self.local is not None:
-            return self.local.list_devices()
-        assert self._rpc is not None
         return self._rpc.call("ListDevices", None)
 
     def close(self, session: str) -> None:
-        if self.local is not None:
-            self.local.close_session(session)
-        else:
-            assert self._rpc is not None
-            try:
-                self._rpc.call("CloseMasterSession", {"session": session}, timeout=5.0)
-            except OpError:
-                pass  # the master is gone: its sessions went with it
-            finally:
-                if self._plane is not None:
-                    self._plane.close()
-                self._rpc.close()
+        try:
+            self._rpc.call("CloseMasterSession", {"session": session}, timeout=5.0)
+        except OpError:
+            pass  # the master is gone: its sessions went with it
+        finally:
+            if self._plane is not None:
+                self._plane.close()
+            self._rpc.close()
+
+
+def _connect_master(target: str) -> _InProcessMaster | _RemoteMaster:
+    """The master of ``target``: this process's own server's, else a remote one."""
+    server = local_server_for(target)
+    return _InProcessMaster(server.master) if server is not None else _RemoteMaster(target)
 
 
 class GrpcBackend:
@@ -138,7 +150,7 @@ class GrpcBackend:
         self.target = target
         self.graph = graph
         self.config = config
-        self._master = _Master(target)
+        self._master = _connect_master(target)
         self._session = self._master.create_session({
             "allow_soft_placement": config.allow_soft_placement,
             "log_device_placement": config.log_device_placement,
@@ -174,8 +186,8 @@ class GrpcBackend:
                        targets: Sequence[Operation]) -> int:
         with self._lock:
             needed = _closure(fetches, targets) | {t.op for t in feeds}
-            new_ops = needed - self._sent if self._master.local is None else set()
-            if new_ops:  # a master in this process uses the Graph itself
+            new_ops = set() if self._master.shares_graph else needed - self._sent
+            if new_ops:
                 data = serialize.graph_to_bytes(self.graph, new_ops, external="reference")
                 self._master.extend(self._session, data)
                 self._sent |= new_ops
