@@ -82,9 +82,9 @@ def _sinks(step: StepContext, engine: CollectiveEngine, device: str) -> list[tup
     if step.trace is None:
         return []
     lane_key = f"collective-lane/{device}/{engine.label}/{engine.rank}"
-    lane = step.extra.get(lane_key)
+    lane = step.trace_lanes.get(lane_key)
     if lane is None:
-        lane = step.extra.setdefault(lane_key, TraceLane(f"{device}/collective:{engine.label}"))
+        lane = step.trace_lanes.setdefault(lane_key, TraceLane(f"{device}/collective:{engine.label}"))
     return [(step.trace, lane)]
 
 

@@ -179,7 +179,7 @@ class GrpcBackend:
             return self._master.run(self._session, callable_id, list(feed_values), step.timeout)
         trace: list = []  # every task's op timings (RunOptions.trace_level)
         values = self._master.run(self._session, callable_id, list(feed_values), step.timeout, trace)
-        step.extra["dev_stats"] = step_stats.decode(trace, f"the master at {self.target}")
+        step.remote_stats = step_stats.decode(trace, f"the master at {self.target}")
         return values
 
     def _make_callable(self, fetches: Sequence[Tensor], feeds: Sequence[Tensor],

@@ -22,9 +22,15 @@ class StepContext:
         rendezvous: where cross-device tensors of this step meet.
         timeout: seconds a Recv may wait (``RunOptions.timeout_in_ms``), or None.
         trace: a list collecting ``(node, device, start, end)`` when tracing, else None.
+        trace_lanes: when tracing, the timeline lanes kernels add beside the op rows
+            (a collective's engine thread), by a key the kernel chooses.
+        partition_graphs: a list the backend fills with each partition's GraphDef when
+            ``RunOptions.output_partition_graphs`` asks for them, else None.
+        remote_stats: the ``DeviceStepStats`` other tasks sent back for a traced step.
     """
 
-    __slots__ = ("step_id", "rendezvous", "timeout", "trace", "extra")
+    __slots__ = ("step_id", "rendezvous", "timeout", "trace", "trace_lanes", "partition_graphs",
+                 "remote_stats")
 
     def __init__(self, step_id: int | None = None, rendezvous: Rendezvous | None = None,
                  timeout: float | None = None, trace: list | None = None):
@@ -32,4 +38,6 @@ class StepContext:
         self.rendezvous = rendezvous if rendezvous is not None else Rendezvous()
         self.timeout = timeout
         self.trace = trace
-        self.extra: dict[str, Any] = {}
+        self.trace_lanes: dict[str, Any] = {}
+        self.partition_graphs: list[Any] | None = None
+        self.remote_stats: list[Any] = []

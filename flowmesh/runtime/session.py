@@ -118,8 +118,8 @@ class LocalBackend:
     def run(self, fetches: Sequence[Tensor], feeds: Sequence[Tensor], feed_values: Sequence[Any],
             targets: Sequence[Operation], step: StepContext) -> list[Any]:
         plan = self.plan_for(fetches, feeds, targets)
-        if "partition_graphs" in step.extra:  # RunOptions(output_partition_graphs=True)
-            step.extra["partition_graphs"].extend(partition_graph_def(p) for p in plan.partitions)
+        if step.partition_graphs is not None:  # RunOptions(output_partition_graphs=True)
+            step.partition_graphs.extend(partition_graph_def(p) for p in plan.partitions)
         tuner = self._tuner_for(plan)
         if tuner is None:
             self._apply_intra_op_threads()
@@ -269,13 +269,13 @@ class BaseSession:
         tracing = options is not None and options.trace_level > 0
         step = StepContext(timeout=timeout, trace=[] if tracing else None)
         if options is not None and options.output_partition_graphs:
-            step.extra["partition_graphs"] = []
+            step.partition_graphs = []
         values = self._backend.run(fetches, feeds, feed_values, targets, step)
         if tracing and run_metadata is not None:
             _fill_run_metadata(run_metadata, step.trace or [])
-            run_metadata.step_stats.dev_stats.extend(step.extra.get("dev_stats", ()))  # other tasks
-        if run_metadata is not None and "partition_graphs" in step.extra:
-            run_metadata.partition_graphs.extend(step.extra["partition_graphs"])
+            run_metadata.step_stats.dev_stats.extend(step.remote_stats)  # other tasks
+        if run_metadata is not None and step.partition_graphs is not None:
+            run_metadata.partition_graphs.extend(step.partition_graphs)
         return values
 
     def _prepare_feeds(self, feed_dict: dict | None) -> tuple[list[Tensor], list[Any]]:

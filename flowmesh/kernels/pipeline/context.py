@@ -29,7 +29,7 @@ class PipelineStep:
     step of their own: no rendezvous (a function runs on one device), no deadline, no trace.
     """
 
-    __slots__ = ("step_id", "rendezvous", "timeout", "trace", "extra")
+    __slots__ = ("step_id", "rendezvous", "timeout", "trace", "trace_lanes")
     _ids = itertools.count(1 << 40)
 
     def __init__(self) -> None:
@@ -37,7 +37,7 @@ class PipelineStep:
         self.rendezvous = None
         self.timeout = None
         self.trace = None
-        self.extra: dict[str, Any] = {}
+        self.trace_lanes: dict[str, Any] = {}
 
 
 class PipelineCancelled(Exception):  # noqa: N818 - internal signal, not an error
