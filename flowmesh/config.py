@@ -24,7 +24,7 @@ FLOWMESH_ADAPTIVE_PREFETCH      1        A ``prefetch`` in threads times running
                                          faster (``kernels/pipeline/prefetch_mode.py``).
 FLOWMESH_TUNER_MAX_LOAD         2.0      From this 1-minute load average per CPU on, the
                                          tuner keeps the team without probing (there one
-                                         thread probed faster but ran 4-10x slower: the
+                                         thread probes faster but runs slower: the
                                          scheduler shares the cores per thread). 0: always
                                          probe.
 FLOWMESH_CHUNK_HELPERS          0        N > 0 adds a third candidate to the tuner, the

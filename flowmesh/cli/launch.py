@@ -127,8 +127,8 @@ def task_specs(args: argparse.Namespace, cluster: dict[str, list[str]],
 
 def _threads_per_task(tasks: int) -> int:
     """Intra-op threads per task so the local tasks share the cores instead of
-    oversubscribing them (the user's OMP_NUM_THREADS wins). OpenMP threads that spin
-    while waiting (the default policy) made 5 tasks on 2 cores ~8x slower."""
+    oversubscribing them (the user's OMP_NUM_THREADS wins): OpenMP threads that spin
+    while waiting would take the cores from the other tasks."""
     return max(1, (os.cpu_count() or 1) // max(1, tasks))
 
 

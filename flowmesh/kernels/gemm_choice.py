@@ -1,21 +1,15 @@
 """Which CPU GEMM computes an fp32 product: oneDNN's inner product or MKL's sgemm, measured.
 
-Which of the two is faster depends on the CPU, not on the model. For the MLP's
-128x784x256 product on one thread:
-
-- AMD EPYC with AVX-512: MKL's sgemm runs its AVX2 code there; oneDNN was ~1.7x faster.
-- AMD EPYC with AVX2 only: MKL was 10-20% faster than oneDNN for each of the MLP's five
-  large products, on one thread and on two (620 against 732 µs for 128x784x256).
-
-So the first product of each kind in a process times both on its own operands and keeps
+Which of the two is faster depends on the CPU, not on the model: oneDNN on the AVX-512
+EPYC (where MKL runs its AVX2 code), MKL on the AVX2 EPYC (``benchmarks/RESULTS.md``,
+"Session 18"). So the first product of each kind in a process times both on its own operands and keeps
 the faster for the rest of the process. A kind is the shape, the operands' layouts and
 the intra-op thread count. The two run interleaved, ``ROUNDS`` times each after one
 warm-up call, and the minimum counts. MKL must win by ``MARGIN``, so near-ties stay on
 oneDNN (TensorFlow's own kernel).
 
 The timing calls discard their results: every result a step sees comes from the chosen
-kernel. The first product of a kind costs 12 extra products once (~8 ms for
-128x784x256).
+kernel. The first product of a kind costs 12 extra products, once.
 Results of the two kernels differ only in float32 summation order.
 
 ``FLOWMESH_ONEDNN_MATMUL`` (``flowmesh/config.py``) overrides the choice: ``1`` always

@@ -4,8 +4,7 @@ thread, or chunks taken by whichever thread runs (dynamic mode).
 An OpenMP team waits for its slowest member at the end of every parallel region. On an
 idle machine the team is fastest; when another process takes one of the cores, the member
 it displaces stalls the rest at every region, and a step can run slower on two threads
-than on one (the MLP step with one CPU hog on two cores: 630 steps/s on two threads, 900
-on one). TensorFlow's work-stealing pools degrade gracefully there; flowmesh gets the same
+than on one. TensorFlow's work-stealing pools degrade gracefully there; flowmesh gets the same
 effect by measuring: each plan times a few steps in each candidate mode now and then and
 keeps the fastest, so an idle machine keeps the team and a busy one leaves it.
 
@@ -15,19 +14,16 @@ are split into chunks that the caller and the pool's helper threads take from on
 (``kernels/chunk_pool.py``): a descheduled helper holds up nothing. A probe runs each
 candidate in blocks of consecutive steps (at least ``PROBE_STEPS`` steps and ``BLOCK_S``
 seconds, ``BLOCKS`` blocks per candidate, in turn): steps interleaved one by one let other
-work on the machine catch up during the one-thread steps and flatter the team (a digits MLP
-fed by an input worker process probed 0.47 ms a step on the team against 0.56 on one
-thread, then ran 0.70 ms a step on the team and 0.57 on one thread). Modes are compared by
+work on the machine catch up during the one-thread steps and flatter the team. Modes are compared by
 the mean time of their probe steps without the slowest one (throughput: a team's stalls
 show in the mean, not in the median, while one step that another process happened to
 preempt does not decide); a mode other than the team must be 10% faster to replace it.
 
 On a heavily oversubscribed machine (1-minute load average at least
-``FLOWMESH_TUNER_MAX_LOAD`` per CPU) the team is kept without probing: there the probes
-favoured one thread (1.2-1.6 ms against 1.4-26 ms per step at load 6-9 on two CPUs) while
-one thread then ran at 60-190 steps/s and the team at 780-850 with one CPU hog: the
-scheduler shares the cores per thread, which short interleaved probes do not show
-(benchmarks/RESULTS.md, "sched13").
+``FLOWMESH_TUNER_MAX_LOAD`` per CPU) the team is kept without probing: there short probes
+favour one thread, which then gets a smaller share of the cores than the team (the
+scheduler shares the cores per thread). The measurements behind each rule are in
+``benchmarks/RESULTS.md`` (issue 13: "The thread tuner", "sched13").
 
 Only sessions that leave ``intra_op_parallelism_threads`` at 0 are tuned, and
 ``FLOWMESH_ADAPTIVE_THREADS=0`` turns the tuning off.

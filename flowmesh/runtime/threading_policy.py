@@ -19,8 +19,8 @@ ten or more processes shared two cores (benchmarks/RESULTS.md, session 13). If t
 tasks, test subprocesses) inherit the setting through the environment.
 
 Measured and not kept (benchmarks/RESULTS.md, session 13): a small spin count
-(``GOMP_SPINCOUNT`` 1 000-50 000) instead of none, which lost 2-50x against PASSIVE
-on an oversubscribed machine; choosing each step's intra-op thread count by timing steps
+(``GOMP_SPINCOUNT``) instead of none, far slower than PASSIVE on an oversubscribed
+machine; choosing each step's intra-op thread count by timing steps
 with all threads and with one, where one thread measured faster per step in short probes
 but got about half the CPU share of two (the scheduler shares cores per thread).
 

@@ -5,10 +5,9 @@ A prefetch thread hides its input's time behind the consumer's only where that w
 beside it: I/O, or kernels that release the interpreter lock on a core the consumer leaves
 free. Input work that is Python holds the lock: every time the training step's thread wants
 it back (after each kernel) it waits for the input thread to let go, and an OpenMP team whose
-member the input thread displaced stalls at every parallel region. Measured on two cores: a
-digits MLP step (2.0 ms on a two-thread team) fed by a prefetch thread whose input costs 0.14
-ms a batch ran at 2.3-2.5 ms a step; producing the batch in the step's own thread instead,
-at 1.9-2.1 ms, the speed of the same model fed from memory.
+member the input thread displaced stalls at every parallel region; there, producing the
+batch in the step's own thread runs the step at the speed of the same model fed from
+memory (``benchmarks/RESULTS.md``, "Session 16").
 
 So, like the thread tuner (``runtime/thread_tuner.py``), the consumer times both: a probe runs
 blocks of consecutive elements (at least ``PROBE_ELEMENTS`` and ``BLOCK_S`` seconds each) with
