@@ -80,9 +80,8 @@ def agent(system: str, model: str, cluster: dict[str, list[str]], job: str, inde
                   if one_thread else None)
         server = tf.train.Server(tf.train.ClusterSpec(cluster), job_name=job, task_index=index, config=config)
     else:
+        import flowmesh as tf  # noqa: I001 - before torch: it sets OpenMP's wait policy torch reads once
         import torch
-
-        import flowmesh as tf
 
         if one_thread:
             torch.set_num_threads(1)
