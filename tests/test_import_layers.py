@@ -58,12 +58,6 @@ _DEFAULT_LAYER = 10  # "api"
 ALLOWED_CYCLES: tuple[frozenset[str], ...] = (
     # tf.compat.v1 is flowmesh's top level itself (an alias of the package).
     frozenset({"flowmesh", "flowmesh.compat"}),
-    # The basic op families' wrappers and gradients call each other (a known debt: the
-    # way out is TensorFlow's, gradients in *_grad modules and raw wrappers below).
-    frozenset(f"flowmesh.ops.{name}" for name in (
-        "array_ops", "cast_ops", "clip_ops", "einsum_ops", "gather_ops", "linalg_ops",
-        "math_ops", "range_ops", "reduction_ops", "segment_ops", "select_ops",
-        "strided_slice_ops")),
     # Dataset's methods build its subclasses (ds.map -> MapDataset(Dataset)); TensorFlow
     # keeps them in one file (dataset_ops.py), flowmesh.data splits them by concept.
     frozenset(f"flowmesh.data.{name}" for name in (
