@@ -391,7 +391,7 @@ from flowmesh.ops.sparse_serialize_ops import (
 )
 from flowmesh import image
 from flowmesh.image import random_crop
-from flowmesh.data.structure import SparseTensorSpec, TensorSpec
+from flowmesh.core.type_spec import SparseTensorSpec, TensorSpec
 from flowmesh.ops.variable_creator import variable_creator_scope
 from flowmesh import graph_util
 from flowmesh import bitwise, debugging, dtypes, random, sets, signal
