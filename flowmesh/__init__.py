@@ -74,12 +74,12 @@ from flowmesh.ops.array_ops import (
     squeeze,
     stack,
     stop_gradient,
-    strided_slice,
     transpose,
     unstack,
     zeros,
     zeros_like,
 )
+from flowmesh.ops.strided_slice_ops import strided_slice
 from flowmesh.ops.constant_op import constant, placeholder, placeholder_with_default
 from flowmesh.ops.data_flow_ops import (
     ConditionalAccumulator,
@@ -99,14 +99,8 @@ from flowmesh.ops.reader_ops import (
 )
 from flowmesh.ops.reader_ops import LMDBReader
 from flowmesh.ops.cond import case, cond
-from flowmesh.ops.control_flow_ops import (
-    Assert,
-    Print,
-    group,
-    no_op,
-    tuple,
-    with_dependencies,
-)
+from flowmesh.ops.control_flow_ops import group, no_op, tuple, with_dependencies
+from flowmesh.ops.logging_ops import Assert, Print
 from flowmesh.ops.while_loop import while_loop
 from flowmesh.ops.tensor_array import TensorArray
 from flowmesh.ops.critical_section_ops import CriticalSection
@@ -131,9 +125,7 @@ from flowmesh.ops.math_ops import (
     abs,
     add,
     add_n,
-    cast,
     ceil,
-    clip_by_value,
     cos,
     div,
     div_no_nan,
@@ -146,7 +138,6 @@ from flowmesh.ops.math_ops import (
     floormod,
     greater,
     greater_equal,
-    invert_permutation,
     is_finite,
     is_inf,
     is_nan,
@@ -165,11 +156,9 @@ from flowmesh.ops.math_ops import (
     negative,
     not_equal,
     pow,
-    range,
     reciprocal,
     round,
     rsqrt,
-    saturate_cast,
     sigmoid,
     sign,
     sin,
@@ -178,13 +167,12 @@ from flowmesh.ops.math_ops import (
     squared_difference,
     subtract,
     tanh,
-    to_float,
-    to_int32,
-    to_int64,
     truediv,
-    where,
-    where_v2,
 )
+from flowmesh.ops.cast_ops import cast, saturate_cast, to_float, to_int32, to_int64
+from flowmesh.ops.clip_ops import clip_by_value
+from flowmesh.ops.range_ops import invert_permutation, range
+from flowmesh.ops.select_ops import where, where_v2
 from flowmesh.ops.random_ops import (
     multinomial,
     random_normal,
@@ -199,7 +187,6 @@ from flowmesh.ops.reduction_ops import (
     broadcast_to,
     cumprod,
     cumsum,
-    matmul,
     reduce_all,
     reduce_any,
     reduce_max,
@@ -207,10 +194,16 @@ from flowmesh.ops.reduction_ops import (
     reduce_min,
     reduce_prod,
     reduce_sum,
-    unsorted_segment_sum,
 )
+from flowmesh.ops.linalg_ops import matmul
+from flowmesh.ops.segment_ops import unsorted_segment_sum
 from flowmesh.ops.cast_ops import to_bfloat16, to_double
-from flowmesh.ops.clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_norm, global_norm
+from flowmesh.ops.clip_ops import (
+    clip_by_average_norm,
+    clip_by_global_norm,
+    clip_by_norm,
+    global_norm,
+)
 from flowmesh.ops.einsum_ops import einsum
 from flowmesh.ops.embedding_ops import dynamic_partition, dynamic_stitch
 from flowmesh.ops.linalg_ops import (
@@ -231,7 +224,6 @@ from flowmesh.ops.manip_ops import (
     broadcast_dynamic_shape,
     broadcast_static_shape,
     ensure_shape,
-    gather_nd,
     meshgrid,
     one_hot,
     pad,
@@ -240,16 +232,19 @@ from flowmesh.ops.manip_ops import (
     repeat,
     reverse_v2,
     roll,
-    scatter_nd,
     sequence_mask,
     shape_n,
     slice,
-    tensor_scatter_nd_add,
-    tensor_scatter_nd_sub,
-    tensor_scatter_nd_update,
     tile,
     unique,
     unique_with_counts,
+)
+from flowmesh.ops.nd_index_ops import (
+    gather_nd,
+    scatter_nd,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_sub,
+    tensor_scatter_nd_update,
 )
 from flowmesh.ops.math_ops import (
     accumulate_n,
@@ -373,7 +368,11 @@ from flowmesh.ops.parsing_config import (
     SparseFeature,
     VarLenFeature,
 )
-from flowmesh.ops.parsing_ops import parse_example, parse_single_example, parse_single_sequence_example
+from flowmesh.ops.parsing_ops import (
+    parse_example,
+    parse_single_example,
+    parse_single_sequence_example,
+)
 from flowmesh.ops.sparse_ops import sparse_tensor_to_dense, sparse_to_dense
 from flowmesh.ops.sparse_tf1 import (  # noqa: F401 - TF1's top-level sparse_* spellings
     convert_to_tensor_or_sparse_tensor,
@@ -392,7 +391,7 @@ from flowmesh.ops.sparse_serialize_ops import (
 )
 from flowmesh import image
 from flowmesh.image import random_crop
-from flowmesh.data.structure import SparseTensorSpec, TensorSpec
+from flowmesh.core.type_spec import SparseTensorSpec, TensorSpec
 from flowmesh.ops.variable_creator import variable_creator_scope
 from flowmesh import graph_util
 from flowmesh import bitwise, debugging, dtypes, random, sets, signal
@@ -446,7 +445,13 @@ from flowmesh.ops.file_io_ops import (
 from flowmesh.ops.string_ops import string_to_hash_bucket_fast
 from flowmesh.ops.string_ops import strip as string_strip
 from flowmesh.ops.random_dist_ops import random_gamma, random_poisson
-from flowmesh.ops.search_ops import bincount, confusion_matrix, searchsorted, setdiff1d, unravel_index
+from flowmesh.ops.search_ops import (
+    bincount,
+    confusion_matrix,
+    searchsorted,
+    setdiff1d,
+    unravel_index,
+)
 from flowmesh.ops.segment_ops import unsorted_segment_mean
 from flowmesh.ops.space_batch_ops import (
     batch_to_space,
@@ -456,7 +461,14 @@ from flowmesh.ops.space_batch_ops import (
     space_to_batch_nd,
     space_to_depth,
 )
-from flowmesh.ops.special_math_ops import arg_max, arg_min, floor_div, lbeta, to_complex64, to_complex128
+from flowmesh.ops.special_math_ops import (
+    arg_max,
+    arg_min,
+    floor_div,
+    lbeta,
+    to_complex64,
+    to_complex128,
+)
 from flowmesh.ops.tensor_util import (
     dimension_at_index,
     dimension_value,
@@ -532,8 +544,19 @@ from flowmesh.ops.session_ops import delete_session_tensor, get_session_handle, 
 from flowmesh.ops.edit_distance_ops import edit_distance
 from flowmesh.ops.fingerprint_ops import fingerprint
 from flowmesh.ops.patches_ops import extract_image_patches, extract_volume_patches
-from flowmesh.ops.small_compat_ops import approx_top_k, conv, conv2d_backprop_filter_v2, conv2d_backprop_input_v2
-from flowmesh.core.type_spec import IndexedSlicesSpec, NoneTensorSpec, OptionalSpec, TensorArraySpec, TypeSpec
+from flowmesh.ops.small_compat_ops import (
+    approx_top_k,
+    conv,
+    conv2d_backprop_filter_v2,
+    conv2d_backprop_input_v2,
+)
+from flowmesh.core.type_spec import (
+    IndexedSlicesSpec,
+    NoneTensorSpec,
+    OptionalSpec,
+    TensorArraySpec,
+    TypeSpec,
+)
 from flowmesh.type_specs import type_spec_from_value
 from flowmesh.core.dtypes import QUANTIZED_DTYPES, qint8, qint16, qint32, quint8, quint16
 from flowmesh.ops.fake_quant_ops import (
@@ -568,7 +591,12 @@ from flowmesh.ops.variables import assert_variables_initialized
 from flowmesh.protos.config import LogMessage, OptimizerOptions
 from flowmesh.protos.meta_graph import TensorInfo
 from flowmesh.tf_logging import get_logger
-from flowmesh.unsupported import EAGER as _EAGER, NATIVE_LIBRARIES as _NATIVE, RAGGED as _RAGGED, unsupported as _unsupported
+from flowmesh.unsupported import (
+    EAGER as _EAGER,
+    NATIVE_LIBRARIES as _NATIVE,
+    RAGGED as _RAGGED,
+    unsupported as _unsupported,
+)
 
 load_file_system_library = _unsupported("load_file_system_library", _NATIVE)
 load_library = _unsupported("load_library", _NATIVE)

@@ -155,13 +155,13 @@ def _replicas_in_sync() -> int:
 def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None, name=None):
     """``sum(per_example_loss * sample_weight) / global_batch_size``; the default global batch is
     this replica's batch times the current strategy's ``num_replicas_in_sync`` (1 outside one)."""
-    from flowmesh.ops import array_ops, math_ops
+    from flowmesh.ops import array_ops, cast_ops
     from flowmesh.ops.nn_extra_ops import compute_average_loss as _average
 
     if global_batch_size is None:
         loss = convert_to_tensor(per_example_loss)
         global_batch_size = array_ops.shape(loss)[0] * _replicas_in_sync()
-        global_batch_size = math_ops.cast(global_batch_size, loss.dtype)
+        global_batch_size = cast_ops.cast(global_batch_size, loss.dtype)
     return _average(per_example_loss, sample_weight, global_batch_size, name)
 
 

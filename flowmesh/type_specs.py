@@ -1,6 +1,4 @@
-"""``tf.type_spec_from_value``, and ``tf.TensorSpec`` / ``tf.SparseTensorSpec`` as
-``tf.TypeSpec``s (the other spec classes are in :mod:`flowmesh.core.type_spec`; those two
-live with ``tf.data``'s structures, above the core, so they are registered here)."""
+"""``tf.type_spec_from_value`` (the spec classes are in :mod:`flowmesh.core.type_spec`)."""
 
 from __future__ import annotations
 
@@ -13,11 +11,13 @@ from flowmesh.core.convert import infer_dtype
 from flowmesh.core.graph import Tensor
 from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.sparse_tensor import SparseTensor
-from flowmesh.core.type_spec import IndexedSlicesSpec, NoneTensorSpec, TypeSpec
-from flowmesh.data.structure import SparseTensorSpec, TensorSpec
-
-TypeSpec.register(TensorSpec)
-TypeSpec.register(SparseTensorSpec)
+from flowmesh.core.type_spec import (
+    IndexedSlicesSpec,
+    NoneTensorSpec,
+    SparseTensorSpec,
+    TensorSpec,
+    TypeSpec,
+)
 
 
 def type_spec_from_value(value: Any) -> Any:

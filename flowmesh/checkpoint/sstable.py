@@ -17,30 +17,14 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator, Sequence
 
-import crc32c
-
 from flowmesh.errors import DataLossError
+from flowmesh.formats.crc import crc32c, mask, unmask
 
 MAGIC = 0xDB4775248B80FB57
 FOOTER_BYTES = 48
-_MASK_DELTA = 0xA282EAD8
 _RESTART_INTERVAL = 16
 _BLOCK_BYTES = 4096
 _U32 = struct.Struct("<I")
-
-
-def mask(crc: int) -> int:
-    """leveldb/TensorFlow's masked CRC (stored CRCs of data that may itself hold CRCs)."""
-    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
-
-
-def unmask(masked: int) -> int:
-    rot = (masked - _MASK_DELTA) & 0xFFFFFFFF
-    return ((rot >> 17) | (rot << 15)) & 0xFFFFFFFF
-
-
-def masked_crc32c(data: bytes | memoryview) -> int:
-    return mask(crc32c.crc32c(data))
 
 
 def put_varint(out: bytearray, value: int) -> None:
@@ -99,7 +83,7 @@ def _append_block(out: bytearray, block: bytes) -> bytes:
     put_varint(handle, len(out))
     put_varint(handle, len(block))
     out += block
-    out += b"\x00" + _U32.pack(mask(crc32c.crc32c(b"\x00", crc32c.crc32c(block))))
+    out += b"\x00" + _U32.pack(mask(crc32c(b"\x00", crc32c(block))))
     return bytes(handle)
 
 
@@ -139,7 +123,7 @@ def _read_block(data: bytes, offset: int, size: int) -> memoryview:
     view = memoryview(data)
     kind = data[end]
     stored = _U32.unpack_from(data, end + 1)[0]
-    if unmask(stored) != crc32c.crc32c(view[end:end + 1], crc32c.crc32c(view[offset:end])):
+    if unmask(stored) != crc32c(view[end:end + 1], crc32c(view[offset:end])):
         raise ValueError(f"block at offset {offset} fails its CRC-32C check")
     if kind != 0:
         raise ValueError(f"block at offset {offset} is compressed (type {kind}), which TensorFlow "

@@ -24,7 +24,6 @@ import struct
 from collections.abc import Sequence
 from typing import IO, Any
 
-import crc32c
 import numpy as np
 
 from flowmesh.checkpoint import filesystem as fs
@@ -42,6 +41,7 @@ from flowmesh.checkpoint.index import (
 from flowmesh.checkpoint.safetensors_io import Stored
 from flowmesh.checkpoint.slices import Slice
 from flowmesh.errors import DataLossError, InvalidArgumentError
+from flowmesh.formats.crc import crc32c, mask, masked_crc32c, unmask
 
 CHECKSUM = "tensor-bundle"  # ShardFile.checksum of a bundle's data files
 _DT = {  # flowmesh dtype name <-> TensorFlow's DataType number (types.proto)
@@ -167,7 +167,7 @@ def read_slice(f: IO[bytes], path: str, name: str, dtype: str, s: SliceEntry,
     if dtype == "string":
         value = _decode_strings(data, s.box.shape, path, name)
     else:
-        if sstable.masked_crc32c(data) != stored.checksums[0]:
+        if masked_crc32c(data) != stored.checksums[0]:
             raise _data_loss(path, name, "its bytes fail their CRC-32C check")
         value = np.frombuffer(data, dtype=numpy_dtype(dtype)).reshape(s.box.shape)
         if value.nbytes != len(data):
@@ -185,8 +185,8 @@ def _decode_strings(data: bytes, shape: tuple[int, ...], path: str, name: str) -
         for _ in range(count):
             n, pos = sstable.get_varint(data, pos)
             lengths.append(n)
-            crc = crc32c.crc32c(struct.pack("<I", n) if n <= 0xFFFFFFFF else struct.pack("<Q", n), crc)
-        if sstable.unmask(struct.unpack_from("<I", data, pos)[0]) != crc:
+            crc = crc32c(struct.pack("<I", n) if n <= 0xFFFFFFFF else struct.pack("<Q", n), crc)
+        if unmask(struct.unpack_from("<I", data, pos)[0]) != crc:
             raise ValueError("the string lengths fail their CRC-32C check")
     except (ValueError, struct.error) as exc:
         raise _data_loss(path, name, str(exc)) from None
@@ -210,16 +210,16 @@ def _tensor_bytes(array: np.ndarray, dtype: str) -> tuple[bytes, int]:
     """The stored bytes of a tensor and their masked CRC-32C."""
     if dtype != "string":
         data = np.ascontiguousarray(array, dtype=numpy_dtype(dtype)).tobytes()
-        return data, sstable.masked_crc32c(data)
+        return data, masked_crc32c(data)
     items = [_as_bytes(x) for x in array.reshape(-1)]
     lengths, crc = bytearray(), 0
     for item in items:
         sstable.put_varint(lengths, len(item))
-        crc = crc32c.crc32c(struct.pack("<I", len(item)), crc)
-    length_crc = struct.pack("<I", sstable.mask(crc))
-    crc = crc32c.crc32c(length_crc, crc)
+        crc = crc32c(struct.pack("<I", len(item)), crc)
+    length_crc = struct.pack("<I", mask(crc))
+    crc = crc32c(length_crc, crc)
     body = b"".join(items)
-    return bytes(lengths) + length_crc + body, sstable.mask(crc32c.crc32c(body, crc))
+    return bytes(lengths) + length_crc + body, mask(crc32c(body, crc))
 
 
 def _entry(dtype: str, shape: Sequence[int], shard: int = 0, offset: int = 0, size: int = 0,

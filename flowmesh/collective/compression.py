@@ -42,17 +42,17 @@ class _CastCompressor(Compressor):
 
     @classmethod
     def compress(cls, tensor: Tensor) -> tuple[Tensor, Any]:  # type: ignore[override]
-        from flowmesh.ops import math_ops
+        from flowmesh.ops import cast_ops
 
         if tensor.dtype.is_floating and tensor.dtype != cls.wire_dtype:
-            return math_ops.cast(tensor, cls.wire_dtype), tensor.dtype
+            return cast_ops.cast(tensor, cls.wire_dtype), tensor.dtype
         return tensor, None
 
     @classmethod
     def decompress(cls, tensor: Tensor, ctx: Any) -> Tensor:  # type: ignore[override]
-        from flowmesh.ops import math_ops
+        from flowmesh.ops import cast_ops
 
-        return tensor if ctx is None else math_ops.cast(tensor, ctx)
+        return tensor if ctx is None else cast_ops.cast(tensor, ctx)
 
 
 class FP16Compressor(_CastCompressor):

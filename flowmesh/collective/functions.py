@@ -111,18 +111,18 @@ def grouped_allreduce(tensors: Sequence[Any], average: bool | None = None,
                       prescale_factor: float = 1.0, postscale_factor: float = 1.0,
                       name: str | None = None) -> list[Tensor]:
     """All-reduces several dense tensors as one fused collective."""
-    from flowmesh.ops import math_ops
+    from flowmesh.ops import cast_ops
 
     reduce_op = resolve_op(op, average)
     tensors = [convert_to_tensor(t) for t in tensors]
     if prescale_factor != 1.0:
-        tensors = [t * math_ops.cast(prescale_factor, t.dtype) for t in tensors]
+        tensors = [t * cast_ops.cast(prescale_factor, t.dtype) for t in tensors]
     wire, ctxs = zip(*(compression.compress(t) for t in tensors))
     reduced = collective_ops.grouped_all_reduce(list(wire), merge_op=reduce_op.value,
                                                 name=name or "HorovodGroupedAllreduce")
     out = [compression.decompress(r, c) for r, c in zip(reduced, ctxs)]
     if postscale_factor != 1.0:
-        out = [t * math_ops.cast(postscale_factor, t.dtype) for t in out]
+        out = [t * cast_ops.cast(postscale_factor, t.dtype) for t in out]
     return out
 
 

@@ -91,7 +91,7 @@ def allreduce_gradients(gradients: Sequence[tuple[Any, Any]], config: ReduceConf
 
 
 def _dense(dense: list[tuple[int, Tensor]], config: ReduceConfig) -> dict[int, Tensor]:
-    from flowmesh.ops import math_ops
+    from flowmesh.ops import cast_ops
 
     op, pre, post = config.op, 1.0, 1.0
     if config.op is ReduceOp.MEAN and config.predivide != 1.0:
@@ -100,7 +100,7 @@ def _dense(dense: list[tuple[int, Tensor]], config: ReduceConfig) -> dict[int, T
     wire: dict[int, tuple[Tensor, Any]] = {}
     for i, g in dense:
         if pre != 1.0:
-            g = g * math_ops.cast(pre, g.dtype)
+            g = g * cast_ops.cast(pre, g.dtype)
         wire[i] = config.compression.compress(g)
     out: dict[int, Tensor] = {}
     threshold = bucket_bytes() if config.threshold is None else config.threshold
@@ -112,7 +112,7 @@ def _dense(dense: list[tuple[int, Tensor]], config: ReduceConfig) -> dict[int, T
             results = collective_ops.all_reduce_wait(handle, name=f"bucket_{k}_wait")
         for i, value in zip(bucket, results):
             value = config.compression.decompress(value, wire[i][1])
-            out[i] = value * math_ops.cast(post, value.dtype) if post != 1.0 else value
+            out[i] = value * cast_ops.cast(post, value.dtype) if post != 1.0 else value
     return out
 
 
@@ -123,7 +123,7 @@ def allreduce_sparse(slices: IndexedSlices, config: ReduceConfig, name: str) -> 
     Raises:
         ValueError: a reduction other than SUM or MEAN.
     """
-    from flowmesh.ops import math_ops
+    from flowmesh.ops import cast_ops
 
     if config.op not in (ReduceOp.SUM, ReduceOp.MEAN):
         raise ValueError(f"Sparse (IndexedSlices) all-reduce supports Sum and Average, not "
@@ -134,7 +134,7 @@ def allreduce_sparse(slices: IndexedSlices, config: ReduceConfig, name: str) -> 
         instance_key=config.key(), name=name)
     if config.op is ReduceOp.MEAN:
         size = collective_ops.group_size(group_key=config.group_key, member=config.member)
-        values = values / math_ops.cast(size, values.dtype)
+        values = values / cast_ops.cast(size, values.dtype)
     return IndexedSlices(values, indices, slices.dense_shape)
 
 
@@ -159,11 +159,11 @@ def _nbytes(t: Tensor, threshold: int) -> int:
 def _scaled(g: Any, scale: float) -> Any:
     if scale == 1.0:
         return g
-    from flowmesh.ops import math_ops
+    from flowmesh.ops import cast_ops
 
     if isinstance(g, IndexedSlices):
-        return IndexedSlices(g.values * math_ops.cast(scale, g.values.dtype), g.indices, g.dense_shape)
-    return g * math_ops.cast(scale, g.dtype)
+        return IndexedSlices(g.values * cast_ops.cast(scale, g.values.dtype), g.indices, g.dense_shape)
+    return g * cast_ops.cast(scale, g.dtype)
 
 
 def _device(device: str) -> Any:

@@ -1,7 +1,9 @@
-"""``tf.TypeSpec`` and the specs of composite values: ``IndexedSlicesSpec``, ``NoneTensorSpec``, ``OptionalSpec``, ``TensorArraySpec``, (``tf.type_spec_from_value`` and the registration of ``tf.data``'s ``TensorSpec`` and
-``SparseTensorSpec`` as ``TypeSpec``s
-live in ``flowmesh/type_specs.py``, above ``data``). Specs are immutable descriptions: equal when their fields are,
-compatible when dtypes match and shapes are compatible."""
+"""``tf.TypeSpec``, ``tf.TensorSpec`` / ``tf.SparseTensorSpec`` (the leaves of ``tf.data``'s
+element structures, ``data/structure.py``) and the specs of composite values:
+``IndexedSlicesSpec``, ``NoneTensorSpec``, ``OptionalSpec``, ``TensorArraySpec``
+(``tf.type_spec_from_value`` is in ``flowmesh/type_specs.py``). Specs are immutable
+descriptions: equal when their fields are, compatible when dtypes match and shapes are
+compatible."""
 
 from __future__ import annotations
 
@@ -146,3 +148,63 @@ class TensorArraySpec(TypeSpec):
     @property
     def dtype(self) -> dtypes.DType:
         return self._dtype
+
+
+# --- the specs of one tensor (tf.data's structure leaves; TypeSpecs by registration) ---------
+class TensorSpec:
+    """The dtype and static shape of one component (``tf.TensorSpec``)."""
+
+    __slots__ = ("dtype", "shape", "name")
+
+    def __init__(self, shape: Any, dtype: Any = dtypes.float32, name: str | None = None):
+        self.shape = as_shape(shape)
+        self.dtype = dtypes.as_dtype(dtype)
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"TensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name}, name={self.name!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, TensorSpec) and (self.dtype, self.shape.as_list()
+                                                  if self.shape.rank is not None else None) == \
+            (other.dtype, other.shape.as_list() if other.shape.rank is not None else None)
+
+    def __hash__(self) -> int:
+        return hash(self.dtype)
+
+    def is_compatible_with(self, other: Any) -> bool:
+        return self.dtype == other.dtype and self.shape.is_compatible_with(other.shape)
+
+
+class SparseTensorSpec:
+    """A ``SparseTensor`` component (``tf.SparseTensorSpec``): the dtype of its values and
+    its static dense shape. In the pipeline it is one ``variant`` value
+    (``kernels/pipeline/sparse_value.py``)."""
+
+    __slots__ = ("dtype", "shape", "name")
+    component_dtype = dtypes.variant
+
+    def __init__(self, shape: Any = None, dtype: Any = dtypes.float32, name: str | None = None):
+        self.shape = as_shape(shape)
+        self.dtype = dtypes.as_dtype(dtype)
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"SparseTensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name})"
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, SparseTensorSpec) or self.dtype != other.dtype:
+            return False
+        dims = [None if spec.shape.rank is None else spec.shape.as_list() for spec in (self, other)]
+        return dims[0] == dims[1]
+
+    def __hash__(self) -> int:
+        return hash(self.dtype)
+
+    def is_compatible_with(self, other: Any) -> bool:
+        return isinstance(other, SparseTensorSpec) and self.dtype == other.dtype and \
+            self.shape.is_compatible_with(other.shape)
+
+
+TypeSpec.register(TensorSpec)
+TypeSpec.register(SparseTensorSpec)

@@ -8,7 +8,7 @@ Module                        What
                               list_files
 ``transformations.py``        the ops of map, filter, batch, shuffle, interleave, cache...
 ``functions.py``              tracing user functions into function graphs
-``structure.py``              element specs (``TensorSpec``), tf.data's nesting rules
+``structure.py``              element structures (their ``TensorSpec`` leaves are in ``core/type_spec.py``), tf.data's nesting rules
 ``iterator.py``               ``Iterator``, one-shot / initializable iterators
 ``options.py``                ``Options`` (determinism, auto-shard policy)
 ``readers.py``                TFRecordDataset, TextLineDataset, FixedLengthRecordDataset
@@ -18,6 +18,7 @@ Module                        What
 The pipeline itself runs in the kernels (``flowmesh/kernels/pipeline/``).
 """
 
+from flowmesh.core.type_spec import SparseTensorSpec, TensorSpec
 from flowmesh.data import experimental
 from flowmesh.data.dataset import AUTOTUNE, Dataset, DatasetV1, DatasetV2
 from flowmesh.data.iterator import (
@@ -30,7 +31,7 @@ from flowmesh.data.iterator import (
 )
 from flowmesh.data.options import Options
 from flowmesh.data.readers import FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
-from flowmesh.data.structure import DatasetSpec, SparseTensorSpec, TensorSpec
+from flowmesh.data.structure import DatasetSpec
 
 __all__ = ["AUTOTUNE", "Dataset", "DatasetSpec", "DatasetV1", "DatasetV2", "FixedLengthRecordDataset",
            "Iterator", "Options", "TFRecordDataset", "SparseTensorSpec", "TensorSpec", "TextLineDataset", "experimental", "get_output_classes", "get_output_shapes",

@@ -2,7 +2,7 @@
 
 Every ``Dataset`` wraps the ``variant`` output of one dataset op
 (``flowmesh/ops/dataset_ops.py``) and the *element spec* of what it produces (nested
-:class:`~flowmesh.data.structure.TensorSpec`). Creating or transforming a dataset only
+:class:`~flowmesh.core.type_spec.TensorSpec`). Creating or transforming a dataset only
 builds ops; an iterator (``make_one_shot_iterator``, ``make_initializable_iterator``,
 :class:`~flowmesh.data.iterator.Iterator`) runs the pipeline when ``get_next()`` is run:
 elements are produced by the stages' kernels on the pipeline's own threads (``prefetch``,

@@ -19,6 +19,7 @@ from typing import Any
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.function import FuncGraph, building
 from flowmesh.core.graph import Tensor, get_default_graph
+from flowmesh.core.type_spec import SparseTensorSpec, TensorSpec
 from flowmesh.data import structure as st
 
 
@@ -59,7 +60,7 @@ def trace(fn: Callable[..., Any], element_spec: Any, name: str) -> TracedFunctio
 
 def _argument(graph: FuncGraph, spec: Any, index: int) -> Any:
     if st.is_sparse(spec):
-        return graph.add_input(st.SparseTensorSpec.component_dtype, [], name=f"arg{index}")
+        return graph.add_input(SparseTensorSpec.component_dtype, [], name=f"arg{index}")
     placeholder = graph.add_input(spec.dtype, spec.shape, name=f"arg{index}")
     if isinstance(spec, st.DatasetSpec):
         from flowmesh.data.dataset import Dataset
@@ -106,5 +107,5 @@ def _spec_of(value: Any) -> Any:
     if isinstance(value, Dataset):
         return st.DatasetSpec(value.element_spec)
     if isinstance(value, SparseTensor):
-        return st.SparseTensorSpec(value.shape, value.dtype)
-    return st.TensorSpec(value.shape, value.dtype)
+        return SparseTensorSpec(value.shape, value.dtype)
+    return TensorSpec(value.shape, value.dtype)

@@ -12,11 +12,11 @@ from typing import Any
 
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
-from flowmesh.data import structure as st
+from flowmesh.core.type_spec import TensorSpec
 from flowmesh.data.dataset import Dataset
 from flowmesh.data.sources import from_tensor_slices, make_dataset
 
-_STRING = st.TensorSpec([], dtypes.string)
+_STRING = TensorSpec([], dtypes.string)
 
 
 def _filenames(filenames: Any) -> Any:

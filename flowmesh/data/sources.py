@@ -10,6 +10,7 @@ from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor
 from flowmesh.core.shapes import TensorShape, unknown_shape
 from flowmesh.core.sparse_tensor import SparseTensor, SparseTensorValue
+from flowmesh.core.type_spec import SparseTensorSpec, TensorSpec
 from flowmesh.data import structure as st
 from flowmesh.data.dataset import Dataset
 from flowmesh.ops._builders import make_tensor
@@ -62,8 +63,8 @@ def from_tensor_slices(tensors: Any) -> Dataset:
 
 def _spec(value: Any, shape: Any) -> Any:
     if isinstance(value, SparseTensor):
-        return st.SparseTensorSpec(shape, value.dtype)
-    return st.TensorSpec(shape, value.dtype)
+        return SparseTensorSpec(shape, value.dtype)
+    return TensorSpec(shape, value.dtype)
 
 
 def from_tensors(tensors: Any) -> Dataset:
@@ -80,7 +81,7 @@ def range_dataset(*args: Any, output_type: Any = None) -> Dataset:
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
     bounds = [convert_to_tensor(v, dtype=dtypes.int64) for v in (start, stop, step)]
     dtype = dtypes.as_dtype(output_type or dtypes.int64)
-    return make_dataset("RangeDataset", bounds, st.TensorSpec([], dtype))
+    return make_dataset("RangeDataset", bounds, TensorSpec([], dtype))
 
 
 def zip_datasets(datasets: Any) -> Dataset:

@@ -12,62 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from flowmesh.core import dtypes
-from flowmesh.core.shapes import TensorShape, as_shape
-
-
-class TensorSpec:
-    """The dtype and static shape of one component (``tf.TensorSpec``)."""
-
-    __slots__ = ("dtype", "shape", "name")
-
-    def __init__(self, shape: Any, dtype: Any = dtypes.float32, name: str | None = None):
-        self.shape = as_shape(shape)
-        self.dtype = dtypes.as_dtype(dtype)
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"TensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name}, name={self.name!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, TensorSpec) and (self.dtype, self.shape.as_list()
-                                                  if self.shape.rank is not None else None) == \
-            (other.dtype, other.shape.as_list() if other.shape.rank is not None else None)
-
-    def __hash__(self) -> int:
-        return hash(self.dtype)
-
-    def is_compatible_with(self, other: Any) -> bool:
-        return self.dtype == other.dtype and self.shape.is_compatible_with(other.shape)
-
-
-class SparseTensorSpec:
-    """A ``SparseTensor`` component (``tf.SparseTensorSpec``): the dtype of its values and
-    its static dense shape. In the pipeline it is one ``variant`` value
-    (``kernels/pipeline/sparse_value.py``)."""
-
-    __slots__ = ("dtype", "shape", "name")
-    component_dtype = dtypes.variant
-
-    def __init__(self, shape: Any = None, dtype: Any = dtypes.float32, name: str | None = None):
-        self.shape = as_shape(shape)
-        self.dtype = dtypes.as_dtype(dtype)
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"SparseTensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name})"
-
-    def __eq__(self, other: Any) -> bool:
-        if not isinstance(other, SparseTensorSpec) or self.dtype != other.dtype:
-            return False
-        dims = [None if spec.shape.rank is None else spec.shape.as_list() for spec in (self, other)]
-        return dims[0] == dims[1]
-
-    def __hash__(self) -> int:
-        return hash(self.dtype)
-
-    def is_compatible_with(self, other: Any) -> bool:
-        return isinstance(other, SparseTensorSpec) and self.dtype == other.dtype and \
-            self.shape.is_compatible_with(other.shape)
+from flowmesh.core.shapes import TensorShape
+from flowmesh.core.type_spec import SparseTensorSpec, TensorSpec
 
 
 def with_shape(spec: Any, shape: Any) -> Any:

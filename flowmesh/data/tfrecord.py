@@ -2,7 +2,7 @@
 
 The bytes are TensorFlow's (uncompressed files are identical; ZLIB/GZIP files are one
 deflate stream of the same framing, readable by either side). See
-``flowmesh/kernels/pipeline/records.py`` for the format and the checks.
+``flowmesh/formats/tfrecord.py`` for the format and the checks.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import enum
 from collections.abc import Iterator
 from typing import Any
 
-from flowmesh.kernels.pipeline.records import RecordWriter, check_compression, read_records
+from flowmesh.formats.tfrecord import RecordWriter, check_compression, read_records
 
 
 class TFRecordCompressionType(enum.IntEnum):

@@ -11,6 +11,7 @@ import numpy as np
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.shapes import TensorShape, as_shape, unknown_shape
+from flowmesh.core.type_spec import TensorSpec
 from flowmesh.data import structure as st
 from flowmesh.data.dataset import AUTOTUNE, Dataset
 from flowmesh.data.functions import trace
@@ -48,7 +49,7 @@ def map_dataset(dataset: Dataset, fn: Callable[..., Any], num_parallel_calls: in
 def filter_dataset(dataset: Dataset, predicate: Callable[..., Any]) -> Dataset:
     traced = trace(predicate, dataset.element_spec, "filter_predicate")
     out = traced.output_spec
-    if not isinstance(out, st.TensorSpec) or out.dtype != dtypes.bool or \
+    if not isinstance(out, TensorSpec) or out.dtype != dtypes.bool or \
             out.shape.rank not in (None, 0):
         raise ValueError(f"`predicate` return type must be a scalar bool tensor, got {out!r}")
     return _derived("FilterDataset", dataset, traced.captured, dataset.element_spec,
@@ -124,7 +125,7 @@ def padded_batch(dataset: Dataset, batch_size: Any, padded_shapes: Any, padding_
     value_tensors = [convert_to_tensor(v, dtype=s.dtype) for v, s in zip(values, specs)]
     size, drop = _int64(batch_size), convert_to_tensor(drop_remainder, dtype=dtypes.bool)
     dim = _batch_dim(size, drop)
-    out = st.pack(dataset.element_spec, [st.TensorSpec(TensorShape([dim]).concatenate(s), sp.dtype)
+    out = st.pack(dataset.element_spec, [TensorSpec(TensorShape([dim]).concatenate(s), sp.dtype)
                                          for s, sp in zip(shapes, specs)])
     return _derived("PaddedBatchDatasetV2", dataset, [size, *shape_tensors, *value_tensors, drop],
                     out)
@@ -144,7 +145,7 @@ def _flatten_up_to(structure: Any, values: Any) -> list[Any]:
 
 
 def unbatch(dataset: Dataset) -> Dataset:
-    def row(spec: st.TensorSpec) -> st.TensorSpec:
+    def row(spec: TensorSpec) -> TensorSpec:
         if spec.shape.rank == 0:
             raise ValueError("Cannot unbatch an input with scalar components.")
         return st.with_shape(spec, spec.shape[1:] if spec.shape.rank is not None else unknown_shape())

@@ -191,15 +191,15 @@ class StrategyExtended:
         """The sum of this process's replica values (over ``axis`` too) and how many
         elements it adds up, as a float tensor of the values' dtype."""
         from flowmesh.core.convert import convert_to_tensor
-        from flowmesh.ops import array_ops, math_ops, reduction_ops
+        from flowmesh.ops import array_ops, cast_ops, math_ops, reduction_ops
 
         tensors = [convert_to_tensor(v) for v in values]
         if axis is None:
             total = tensors[0] if len(tensors) == 1 else math_ops.add_n(tensors)
-            return total, math_ops.cast(len(tensors), total.dtype)
+            return total, cast_ops.cast(len(tensors), total.dtype)
         sums = [reduction_ops.reduce_sum(t, axis) for t in tensors]
         total = sums[0] if len(sums) == 1 else math_ops.add_n(sums)
-        counts = [math_ops.cast(array_ops.shape(t)[axis], total.dtype) for t in tensors]
+        counts = [cast_ops.cast(array_ops.shape(t)[axis], total.dtype) for t in tensors]
         return total, counts[0] if len(counts) == 1 else math_ops.add_n(counts)
 
     def create_variable(self, next_creator: Callable[..., Any], **kwargs: Any) -> Any:

@@ -19,7 +19,7 @@ from flowmesh.estimator.mode_keys import ModeKeys
 from flowmesh.metrics import mean as metrics_mean
 from flowmesh.ops import control_flow_ops
 from flowmesh.ops.random_ops import set_random_seed
-from flowmesh.summary.proto import Summary
+from flowmesh.protos.summary import Summary
 from flowmesh.summary.writer import FileWriterCache
 from flowmesh.train import basic_session_run_hooks as hooks_lib
 from flowmesh.train.monitored_session import MonitoredSession

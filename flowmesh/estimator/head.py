@@ -26,7 +26,7 @@ from flowmesh.core.graph import Tensor
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.estimator.estimator_spec import EstimatorSpec
 from flowmesh.estimator.mode_keys import ModeKeys
-from flowmesh.ops import array_ops, math_ops, nn_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, nn_ops
 from flowmesh.ops.constant_op import constant
 from flowmesh.ops.gather_ops import gather
 from flowmesh.ops.losses import compute_weighted_loss
@@ -58,7 +58,7 @@ class _Head:
         if self._weight_column not in features:
             raise InvalidArgumentError(f"weight_column '{self._weight_column}' is missing from the "
                                        f"features {sorted(features)}")
-        w = math_ops.cast(convert_to_tensor(features[self._weight_column]), dtypes.float32)
+        w = cast_ops.cast(convert_to_tensor(features[self._weight_column]), dtypes.float32)
         return array_ops.reshape(w, [-1, 1])
 
     def _check_logits(self, logits: Any) -> Tensor:
@@ -146,7 +146,7 @@ class RegressionHead(_Head):
         if not (labels.dtype.is_floating or labels.dtype.is_integer):
             raise InvalidArgumentError(f"regression labels must be numeric, got {labels.dtype.name} "
                                        f"in mode {mode!r}")
-        return math_ops.cast(labels, dtypes.float32)
+        return cast_ops.cast(labels, dtypes.float32)
 
     def _unreduced_loss(self, labels: Tensor, logits: Tensor) -> Tensor:
         return math_ops.squared_difference(labels, logits)
@@ -181,13 +181,13 @@ class _ClassHead(_Head):
                                            f"{labels.dtype.name} in mode {mode!r}")
             vocab = constant(self._vocabulary)
             found = math_ops.equal(labels, vocab)
-            return argmax(math_ops.cast(found, dtypes.int32), -1, output_type=dtypes.int64)[:, None]
+            return argmax(cast_ops.cast(found, dtypes.int32), -1, output_type=dtypes.int64)[:, None]
         if not labels.dtype.is_integer:
             raise InvalidArgumentError(
                 f"classification labels must be integer class ids in [0, {self._n_classes}) (or "
                 f"strings with label_vocabulary), got dtype {labels.dtype.name} in mode {mode!r}; "
                 "cast them with tf.cast(labels, tf.int64)")
-        return math_ops.cast(labels, dtypes.int64)
+        return cast_ops.cast(labels, dtypes.int64)
 
     def _class_strings(self, class_ids: Tensor) -> Tensor:
         if self._vocabulary is None:
@@ -208,7 +208,7 @@ class BinaryClassHead(_ClassHead):
         super().__init__(2, weight_column, label_vocabulary, loss_reduction)
 
     def _unreduced_loss(self, labels: Tensor, logits: Tensor) -> Tensor:
-        return nn_ops.sigmoid_cross_entropy_with_logits(labels=math_ops.cast(labels, dtypes.float32),
+        return nn_ops.sigmoid_cross_entropy_with_logits(labels=cast_ops.cast(labels, dtypes.float32),
                                                         logits=logits)
 
     def _predictions(self, logits: Tensor) -> dict:
@@ -223,7 +223,7 @@ class BinaryClassHead(_ClassHead):
     def _metrics(self, labels, logits, predictions, unreduced, weights) -> dict:
         w = _weighted(weights, unreduced)
         logistic = predictions["logistic"]
-        float_labels = math_ops.cast(labels, dtypes.float32)
+        float_labels = cast_ops.cast(labels, dtypes.float32)
         label_mean = metrics.mean(float_labels, w, name="label/mean")
         baseline = math_ops.maximum(label_mean[0], 1.0 - label_mean[0])
         return {

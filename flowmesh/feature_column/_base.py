@@ -17,7 +17,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops
 
 
 class CategoricalIds(NamedTuple):
@@ -171,7 +171,7 @@ def present_mask(values: Tensor) -> Tensor:
     """True where ``values`` holds a value (not ``''`` / ``-1``, TensorFlow's ignore values)."""
     if values.dtype == dtypes.string:
         return math_ops.not_equal(values, "")
-    return math_ops.not_equal(values, math_ops.cast(-1, values.dtype))
+    return math_ops.not_equal(values, cast_ops.cast(-1, values.dtype))
 
 
 def categorical_input(builder: Builder, key: str, column: str, dtype: Any) -> tuple[Tensor, Tensor]:
@@ -186,7 +186,7 @@ def categorical_input(builder: Builder, key: str, column: str, dtype: Any) -> tu
     if x.shape.ndims != 2:
         x = array_ops.reshape(x, [array_ops.shape(x)[0], -1])
     if not want_string and x.dtype != dtypes.int64:
-        x = math_ops.cast(x, dtypes.int64)
+        x = cast_ops.cast(x, dtypes.int64)
     mask = builder.sparse_mask(key, column)
     if mask is not None:
         return x, array_ops.reshape(mask, array_ops.shape(x))

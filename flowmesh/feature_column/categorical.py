@@ -21,7 +21,7 @@ from flowmesh.feature_column._base import (
     categorical_input,
     expand_last,
 )
-from flowmesh.ops import array_ops, math_ops, select_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, select_ops
 from flowmesh.ops.constant_op import constant
 from flowmesh.ops.logging_ops import Assert
 from flowmesh.ops.parsing_config import VarLenFeature
@@ -63,7 +63,7 @@ class VocabularyColumn(CategoricalColumn):
             vocab = constant(list(self.vocabulary), dtype=x.dtype)
             eq = math_ops.equal(expand_last(x), vocab)
             found = reduce_any(eq, -1)
-            index = argmax(math_ops.cast(eq, dtypes.int32), -1, output_type=dtypes.int64)
+            index = argmax(cast_ops.cast(eq, dtypes.int32), -1, output_type=dtypes.int64)
             if self.num_oov_buckets:
                 missing = _hash(x, self.num_oov_buckets) + len(self.vocabulary)
             else:
@@ -241,7 +241,7 @@ class WeightedColumn(CategoricalColumn):
     def get_ids(self, builder: Builder) -> CategoricalIds:
         def make() -> CategoricalIds:
             inner = self.categorical_column.get_ids(builder)
-            w = math_ops.cast(builder.raw(self.weight_feature_key, self.name), dtypes.float32)
+            w = cast_ops.cast(builder.raw(self.weight_feature_key, self.name), dtypes.float32)
             if w.shape.ndims is not None and inner.ids.shape.ndims is not None \
                     and not w.shape.is_compatible_with(inner.ids.shape):
                 raise InvalidArgumentError(

@@ -15,7 +15,7 @@ from flowmesh.core import dtypes
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.feature_column._base import Builder, CategoricalColumn, CategoricalIds
 from flowmesh.feature_column.categorical import HashedColumn
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops
 from flowmesh.ops.cross_ops import feature_cross_hashed
 from flowmesh.ops.parsing_config import VarLenFeature
 
@@ -60,7 +60,7 @@ class CrossedColumn(CategoricalColumn):
             if x.shape.ndims != 2:
                 x = array_ops.reshape(x, [array_ops.shape(x)[0], -1])
             if x.dtype != dtypes.string:
-                x = math_ops.cast(x, dtypes.int64)
+                x = cast_ops.cast(x, dtypes.int64)
             mask = builder.sparse_mask(key, self.name)
             if mask is not None:
                 return x, array_ops.reshape(mask, array_ops.shape(x))

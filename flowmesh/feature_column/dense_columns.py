@@ -10,7 +10,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.graph import Tensor
 from flowmesh.errors import InvalidArgumentError, UnimplementedError
 from flowmesh.feature_column._base import Builder, CategoricalColumn, CategoricalIds, DenseColumn
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops
 from flowmesh.ops.clip_ops import clip_by_norm
 from flowmesh.ops.embedding_ops import embedding_lookup
 from flowmesh.ops.init_ops import truncated_normal_initializer
@@ -22,8 +22,8 @@ from flowmesh.ops.variable_scope import get_variable
 def _weights(ids: CategoricalIds) -> Tensor:
     """Per-entry weights with missing entries and invalid (negative) ids zeroed, as
     TensorFlow's lookups prune them."""
-    valid = math_ops.logical_and(ids.mask, math_ops.greater_equal(ids.ids, math_ops.cast(0, ids.ids.dtype)))
-    mask = math_ops.cast(valid, dtypes.float32)
+    valid = math_ops.logical_and(ids.mask, math_ops.greater_equal(ids.ids, cast_ops.cast(0, ids.ids.dtype)))
+    mask = cast_ops.cast(valid, dtypes.float32)
     return mask if ids.weights is None else mask * ids.weights
 
 
@@ -31,7 +31,7 @@ def combine_embeddings(params: Any, ids: CategoricalIds, combiner: str,
                        max_norm: float | None = None) -> Tensor:
     """``sum``/``mean``/``sqrtn`` of the (weighted) embeddings of each row's present ids;
     rows without ids give zeros (TensorFlow's ``safe_embedding_lookup_sparse``)."""
-    safe = math_ops.maximum(ids.ids, math_ops.cast(0, ids.ids.dtype))
+    safe = math_ops.maximum(ids.ids, cast_ops.cast(0, ids.ids.dtype))
     rows = embedding_lookup(params, safe)   # plain or partitioned variables
     if max_norm is not None:
         rows = clip_by_norm(rows, max_norm, axes=[-1])
@@ -130,17 +130,17 @@ def sequence_length(mask: Tensor, num_elements: int = 1) -> Tensor:
     from flowmesh.ops.range_ops import range as range_op
 
     width = array_ops.shape(mask)[1]
-    positions = math_ops.cast(range_op(1, width + 1), dtypes.int64)
-    last = reduce_max_or_zero(math_ops.cast(mask, dtypes.int64) * array_ops.expand_dims(positions, 0))
+    positions = cast_ops.cast(range_op(1, width + 1), dtypes.int64)
+    last = reduce_max_or_zero(cast_ops.cast(mask, dtypes.int64) * array_ops.expand_dims(positions, 0))
     if num_elements == 1:
         return last
-    return math_ops.cast(math_ops.ceil(math_ops.cast(last, dtypes.float64) / num_elements), dtypes.int64)
+    return cast_ops.cast(math_ops.ceil(cast_ops.cast(last, dtypes.float64) / num_elements), dtypes.int64)
 
 
 def reduce_max_or_zero(values: Tensor) -> Tensor:
     from flowmesh.ops.reduction_ops import reduce_max
 
-    return math_ops.maximum(reduce_max(values, 1), math_ops.cast(0, values.dtype))
+    return math_ops.maximum(reduce_max(values, 1), cast_ops.cast(0, values.dtype))
 
 
 def embedding_column(categorical_column: CategoricalColumn, dimension: int, combiner: str = "mean",
@@ -195,7 +195,7 @@ class IndicatorColumn(DenseColumn):
         return self._multi_hot(self.categorical_column.get_ids(builder))
 
     def _multi_hot(self, ids: CategoricalIds) -> Tensor:
-        hot = one_hot(math_ops.maximum(ids.ids, math_ops.cast(0, ids.ids.dtype)),
+        hot = one_hot(math_ops.maximum(ids.ids, cast_ops.cast(0, ids.ids.dtype)),
                       self.categorical_column.num_buckets, dtype=dtypes.float32)
         return reduce_sum(hot * array_ops.expand_dims(_weights(ids), -1), 1)
 

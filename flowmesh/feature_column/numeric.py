@@ -16,7 +16,7 @@ from flowmesh.feature_column._base import (
     DenseColumn,
     num_elements,
 )
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops
 from flowmesh.ops.constant_op import constant
 from flowmesh.ops.manip_ops import one_hot
 from flowmesh.ops.parsing_config import FixedLenFeature
@@ -58,7 +58,7 @@ class NumericColumn(DenseColumn):
                     f"numeric_column '{self.key}' got a string feature; parse it to numbers first")
             if self.normalizer_fn is not None:
                 x = self.normalizer_fn(x)
-            x = math_ops.cast(x, dtypes.float32)
+            x = cast_ops.cast(x, dtypes.float32)
             width = num_elements(self.shape)
             tail = x.shape.as_list()[1:] if x.shape.ndims else None
             if tail is not None and None not in tail and num_elements(tuple(tail)) != width:
@@ -87,7 +87,7 @@ def numeric_column(key: str, shape: Any = (1,), default_value: Any = None,
 def bucketize(x: Tensor, boundaries: tuple[float, ...]) -> Tensor:
     """The bucket of each value: the number of boundaries ``<= x`` (TensorFlow's Bucketize)."""
     b = constant(list(boundaries), dtype=dtypes.float32)
-    ge = math_ops.cast(math_ops.greater_equal(array_ops.expand_dims(x, -1), b), dtypes.int64)
+    ge = cast_ops.cast(math_ops.greater_equal(array_ops.expand_dims(x, -1), b), dtypes.int64)
     return reduce_sum(ge, -1)
 
 

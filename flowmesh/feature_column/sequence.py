@@ -32,7 +32,7 @@ from flowmesh.feature_column.categorical import (
     categorical_column_with_vocabulary_list,
 )
 from flowmesh.feature_column.dense_columns import EmbeddingColumn, sequence_length
-from flowmesh.ops import array_ops, check_ops, math_ops, select_ops
+from flowmesh.ops import array_ops, cast_ops, check_ops, select_ops
 from flowmesh.ops.init_ops import truncated_normal_initializer
 from flowmesh.ops.parsing_config import VarLenFeature
 from flowmesh.ops.variable_scope import variable_scope
@@ -130,7 +130,7 @@ class SequenceNumericColumn(FeatureColumn):
         mask = builder.sparse_mask(self.key, self.name)
         mask = array_ops.ones_like(values, dtype=dtypes.bool) if mask is None else array_ops.reshape(
             mask, array_ops.shape(values))
-        values = math_ops.cast(values, dtypes.float32)
+        values = cast_ops.cast(values, dtypes.float32)
         if self.normalizer_fn is not None:
             values = self.normalizer_fn(values)
         values = select_ops.where(mask, values, array_ops.fill(array_ops.shape(values), float(self.default_value)))

@@ -10,7 +10,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, control_dependencies, name_scope
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, image_ops, logging_ops, manip_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, image_ops, logging_ops, manip_ops, math_ops, reduction_ops
 
 
 class ResizeMethod:
@@ -191,9 +191,9 @@ def resize_images(images: Any, size: Any, method: Any = ResizeMethod.BILINEAR,
 def _aspect_size(images: Tensor, size: Tensor) -> Tensor:
     """The largest size within ``size`` with ``images``' aspect ratio (TensorFlow's float32
     arithmetic, rounded half to even)."""
-    hw = math_ops.cast(array_ops.shape(images)[1:3], dtypes.float32)
-    factor = reduction_ops.reduce_min(math_ops.truediv(math_ops.cast(size, dtypes.float32), hw))
-    return math_ops.cast(math_ops.round(math_ops.multiply(factor, hw)), dtypes.int32)
+    hw = cast_ops.cast(array_ops.shape(images)[1:3], dtypes.float32)
+    factor = reduction_ops.reduce_min(math_ops.truediv(cast_ops.cast(size, dtypes.float32), hw))
+    return cast_ops.cast(math_ops.round(math_ops.multiply(factor, hw)), dtypes.int32)
 
 
 def _resize_fn(method: int):

@@ -13,11 +13,13 @@ from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.shapes import TensorShape
 from flowmesh.ops import (
     array_ops,
+    cast_ops,
     cond,
     gather_ops,
     manip_ops,
     math_ops,
     nn_impl,
+    range_ops,
     reduction_ops,
     select_ops,
     sort_ops,
@@ -43,9 +45,9 @@ def _overlap(a: Tensor, b: Tensor) -> Tensor:
 
 def _self_suppression(iou: Tensor, _: Tensor, iou_sum: Tensor, threshold: Tensor) -> list:
     batch = array_ops.shape(iou)[0]
-    can_suppress = math_ops.cast(array_ops.reshape(reduction_ops.reduce_max(iou, 1) < threshold, [batch, -1, 1]),
+    can_suppress = cast_ops.cast(array_ops.reshape(reduction_ops.reduce_max(iou, 1) < threshold, [batch, -1, 1]),
                                  iou.dtype)
-    after = array_ops.reshape(math_ops.cast(reduction_ops.reduce_max(can_suppress * iou, 1) < threshold, iou.dtype),
+    after = array_ops.reshape(cast_ops.cast(reduction_ops.reduce_max(can_suppress * iou, 1) < threshold, iou.dtype),
                               [batch, -1, 1]) * iou
     new_sum = reduction_ops.reduce_sum(after, [1, 2])
     return [after, reduction_ops.reduce_any(iou_sum - new_sum > threshold), new_sum, threshold]
@@ -58,27 +60,27 @@ def _loop_body(boxes: Tensor, threshold: Tensor, output_size: Tensor, idx: Tenso
     def cross(all_boxes: Tensor, box_slice: Tensor, thr: Tensor, inner: Tensor) -> tuple:
         other = manip_ops.slice(all_boxes, array_ops.stack([0, inner * tile, 0]), array_ops.stack([batch, tile, 4]))
         iou = _overlap(other, box_slice)
-        kept = array_ops.expand_dims(math_ops.cast(reduction_ops.reduce_all(iou < thr, [1]), box_slice.dtype), 2)
+        kept = array_ops.expand_dims(cast_ops.cast(reduction_ops.reduce_all(iou < thr, [1]), box_slice.dtype), 2)
         return all_boxes, kept * box_slice, thr, inner + 1
 
     box_slice = manip_ops.slice(boxes, array_ops.stack([0, idx * tile, 0]), array_ops.stack([batch, tile, 4]))
     _, box_slice, _, _ = while_loop.while_loop(lambda _b, _s, _t, inner: inner < idx, cross,
                                                [boxes, box_slice, threshold, convert_to_tensor(0)])
     iou = _overlap(box_slice, box_slice)
-    upper = array_ops.expand_dims(array_ops.reshape(math_ops.range(tile), [1, -1])
-                                  > array_ops.reshape(math_ops.range(tile), [-1, 1]), 0)
-    iou *= math_ops.cast(math_ops.logical_and(upper, iou >= threshold), iou.dtype)
+    upper = array_ops.expand_dims(array_ops.reshape(range_ops.range(tile), [1, -1])
+                                  > array_ops.reshape(range_ops.range(tile), [-1, 1]), 0)
+    iou *= cast_ops.cast(math_ops.logical_and(upper, iou >= threshold), iou.dtype)
     suppressed, _, _, _ = while_loop.while_loop(
         lambda _i, go, _s, _t: go, _self_suppression,
         [iou, convert_to_tensor(True), reduction_ops.reduce_sum(iou, [1, 2]), threshold])
     dropped = reduction_ops.reduce_sum(suppressed, 1) > 0
-    box_slice *= array_ops.expand_dims(1.0 - math_ops.cast(dropped, box_slice.dtype), 2)
-    mask = array_ops.reshape(math_ops.cast(math_ops.equal(math_ops.range(num_tiles), idx), boxes.dtype), [1, -1, 1, 1])
+    box_slice *= array_ops.expand_dims(1.0 - cast_ops.cast(dropped, box_slice.dtype), 2)
+    mask = array_ops.reshape(cast_ops.cast(math_ops.equal(range_ops.range(num_tiles), idx), boxes.dtype), [1, -1, 1, 1])
     boxes = (manip_ops.tile(array_ops.expand_dims(box_slice, 1), array_ops.stack([1, num_tiles, 1, 1])) * mask
              + array_ops.reshape(boxes, array_ops.stack([batch, num_tiles, tile, 4])) * (1 - mask))
     boxes = array_ops.reshape(boxes, array_ops.stack([batch, -1, 4]))
     output_size += reduction_ops.reduce_sum(
-        math_ops.cast(reduction_ops.reduce_any(box_slice > 0, [2]), dtypes.int32), [1])
+        cast_ops.cast(reduction_ops.reduce_any(box_slice > 0, [2]), dtypes.int32), [1])
     return boxes, threshold, output_size, idx + 1
 
 
@@ -100,9 +102,9 @@ def _padded_v2(boxes: Tensor, scores: Tensor, max_output_size: Any, iou_threshol
     batch = array_ops.shape(boxes)[0]
     if score_threshold != float("-inf"):
         with name_scope("filter_by_score"):
-            score_mask = math_ops.cast(scores > score_threshold, scores.dtype)
+            score_mask = cast_ops.cast(scores > score_threshold, scores.dtype)
             scores *= score_mask
-            boxes *= array_ops.expand_dims(math_ops.cast(score_mask, boxes.dtype), 2)
+            boxes *= array_ops.expand_dims(cast_ops.cast(score_mask, boxes.dtype), 2)
     if not canonicalized:
         with name_scope("canonicalize_coordinates"):
             boxes = _canonical(boxes)
@@ -111,9 +113,9 @@ def _padded_v2(boxes: Tensor, scores: Tensor, max_output_size: Any, iou_threshol
         scores = gather_ops.gather(scores, order, axis=1, batch_dims=1)
         boxes = gather_ops.gather(boxes, order, axis=1, batch_dims=1)
     max_size = convert_to_tensor(max_output_size, dtype=dtypes.int32)
-    pad = math_ops.cast(math_ops.ceil(math_ops.cast(math_ops.maximum(num_boxes, max_size), dtypes.float32)
+    pad = cast_ops.cast(math_ops.ceil(cast_ops.cast(math_ops.maximum(num_boxes, max_size), dtypes.float32)
                                       / float(tile)), dtypes.int32) * tile - num_boxes
-    boxes = manip_ops.pad(math_ops.cast(boxes, dtypes.float32), array_ops.stack([[0, 0], [0, pad], [0, 0]]))
+    boxes = manip_ops.pad(cast_ops.cast(boxes, dtypes.float32), array_ops.stack([[0, 0], [0, pad], [0, 0]]))
     boxes.set_shape([None, None, 4])
     padded_count = num_boxes + pad
     iterations = padded_count // tile
@@ -124,15 +126,15 @@ def _padded_v2(boxes: Tensor, scores: Tensor, max_output_size: Any, iou_threshol
          convert_to_tensor(0)],
         shape_invariants=[TensorShape([None, None, 4]), TensorShape([]), TensorShape([None]), TensorShape([])])
     num_valid = math_ops.minimum(output_size, max_size)
-    ranked = math_ops.cast(reduction_ops.reduce_any(selected > 0, [2]), dtypes.int32) * array_ops.expand_dims(
-        math_ops.range(padded_count, 0, -1), 0)
-    idx = padded_count - math_ops.cast(nn_impl.top_k(ranked, max_size)[0], dtypes.int32)
+    ranked = cast_ops.cast(reduction_ops.reduce_any(selected > 0, [2]), dtypes.int32) * array_ops.expand_dims(
+        range_ops.range(padded_count, 0, -1), 0)
+    idx = padded_count - cast_ops.cast(nn_impl.top_k(ranked, max_size)[0], dtypes.int32)
     idx = math_ops.minimum(idx, num_boxes - 1)
     if not sorted_input:
-        offsets = math_ops.range(batch) * num_boxes
+        offsets = range_ops.range(batch) * num_boxes
         flat = array_ops.reshape(idx + array_ops.expand_dims(offsets, 1), [-1])
         idx = array_ops.reshape(gather_ops.gather(array_ops.reshape(order, [-1]), flat), array_ops.stack([batch, -1]))
-    position = array_ops.expand_dims(math_ops.range(max_size), 0)
+    position = array_ops.expand_dims(range_ops.range(max_size), 0)
     idx = select_ops.where(position < array_ops.expand_dims(num_valid, 1), idx,
                            array_ops.zeros(array_ops.stack([batch, max_size]), dtypes.int32))
     return idx, array_ops.reshape(num_valid, batch_dims)

@@ -17,6 +17,7 @@ from flowmesh.errors import InvalidArgumentError
 from flowmesh.image.convert import convert_image_dtype
 from flowmesh.ops import (
     array_ops,
+    cast_ops,
     cond,
     depthwise_conv_ops,
     logging_ops,
@@ -24,6 +25,7 @@ from flowmesh.ops import (
     math_ops,
     nn_conv_ops,
     nn_ops,
+    range_ops,
     reduction_ops,
 )
 
@@ -52,7 +54,7 @@ def _compatible(img1: Tensor, img2: Tensor, fn: str) -> tuple[Tensor, Tensor, li
 
 
 def _as_float(a: Tensor, b: Tensor, max_val: Any) -> tuple[Tensor, Tensor, Tensor]:
-    max_val = convert_image_dtype(math_ops.cast(max_val, a.dtype), dtypes.float32)
+    max_val = convert_image_dtype(cast_ops.cast(max_val, a.dtype), dtypes.float32)
     return convert_image_dtype(a, dtypes.float32), convert_image_dtype(b, dtypes.float32), max_val
 
 
@@ -86,8 +88,8 @@ def _ssim_helper(x: Tensor, y: Tensor, reducer: Callable[[Tensor], Tensor], max_
 
 
 def _gauss(size: Tensor, sigma: Tensor) -> Tensor:
-    coords = math_ops.cast(math_ops.range(size), sigma.dtype)
-    coords -= math_ops.cast(size - 1, sigma.dtype) / 2.0
+    coords = cast_ops.cast(range_ops.range(size), sigma.dtype)
+    coords -= cast_ops.cast(size - 1, sigma.dtype) / 2.0
     g = math_ops.square(coords)
     g *= -0.5 / math_ops.square(sigma)
     g = array_ops.reshape(g, [1, -1]) + array_ops.reshape(g, [-1, 1])

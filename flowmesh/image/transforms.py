@@ -12,7 +12,17 @@ from flowmesh.core.graph import Tensor, control_dependencies, name_scope
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.image.convert import convert_image_dtype
 from flowmesh.image.geometry import ResizeMethod, image_rank, pad_to_bounding_box, resize_images
-from flowmesh.ops import array_ops, cond, image_ops, linalg_ops, logging_ops, manip_ops, math_ops, random_ops
+from flowmesh.ops import (
+    array_ops,
+    cast_ops,
+    cond,
+    image_ops,
+    linalg_ops,
+    logging_ops,
+    manip_ops,
+    math_ops,
+    random_ops,
+)
 
 _RGB_TO_YIQ = [[0.299, 0.59590059, 0.2115], [0.587, -0.27455667, -0.52273617],
                [0.114, -0.32134392, 0.31119955]]
@@ -76,14 +86,14 @@ def resize_image_with_pad(image: Any, target_height: Any, target_width: Any,
         shape = array_ops.shape(image)
         height = dims[1] if dims[1] is not None else shape[1]
         width = dims[2] if dims[2] is not None else shape[2]
-        f_h, f_w = math_ops.cast(height, dtypes.float32), math_ops.cast(width, dtypes.float32)
-        f_th, f_tw = math_ops.cast(target_height, dtypes.float32), math_ops.cast(target_width, dtypes.float32)
+        f_h, f_w = cast_ops.cast(height, dtypes.float32), cast_ops.cast(width, dtypes.float32)
+        f_th, f_tw = cast_ops.cast(target_height, dtypes.float32), cast_ops.cast(target_width, dtypes.float32)
         ratio = math_ops.maximum(f_w / f_tw, f_h / f_th)
         rh_f, rw_f = f_h / ratio, f_w / ratio
-        resized_h = math_ops.cast(math_ops.floor(rh_f), dtypes.int32)
-        resized_w = math_ops.cast(math_ops.floor(rw_f), dtypes.int32)
-        p_h = math_ops.maximum(0, math_ops.cast(math_ops.floor((f_th - rh_f) / 2), dtypes.int32))
-        p_w = math_ops.maximum(0, math_ops.cast(math_ops.floor((f_tw - rw_f) / 2), dtypes.int32))
+        resized_h = cast_ops.cast(math_ops.floor(rh_f), dtypes.int32)
+        resized_w = cast_ops.cast(math_ops.floor(rw_f), dtypes.int32)
+        p_h = math_ops.maximum(0, cast_ops.cast(math_ops.floor((f_th - rh_f) / 2), dtypes.int32))
+        p_w = math_ops.maximum(0, cast_ops.cast(math_ops.floor((f_tw - rw_f) / 2), dtypes.int32))
         resized = resize_images(image, array_ops.stack([resized_h, resized_w]), method, align_corners=align_corners)
         padded = pad_to_bounding_box(resized, p_h, p_w, target_height, target_width)
         if isinstance(target_height, int) and isinstance(target_width, int):

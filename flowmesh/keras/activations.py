@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowmesh.ops import math_ops, nn_impl, nn_ops
+from flowmesh.ops import clip_ops, math_ops, nn_impl, nn_ops, select_ops
 
 
 def linear(x: Any) -> Any:
@@ -35,7 +35,7 @@ def sigmoid(x: Any) -> Any:
 
 def hard_sigmoid(x: Any) -> Any:
     """``clip(0.2 * x + 0.5, 0, 1)`` (tf-keras's definition)."""
-    return math_ops.clip_by_value(math_ops.add(math_ops.multiply(x, 0.2), 0.5), 0.0, 1.0)
+    return clip_ops.clip_by_value(math_ops.add(math_ops.multiply(x, 0.2), 0.5), 0.0, 1.0)
 
 
 def tanh(x: Any) -> Any:
@@ -46,7 +46,7 @@ def elu(x: Any, alpha: float = 1.0) -> Any:
     y = nn_impl.elu(x)
     if alpha == 1.0:
         return y
-    return math_ops.where(math_ops.greater(x, 0.0), y, math_ops.multiply(y, alpha))
+    return select_ops.where(math_ops.greater(x, 0.0), y, math_ops.multiply(y, alpha))
 
 
 def selu(x: Any) -> Any:

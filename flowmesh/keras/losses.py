@@ -12,13 +12,13 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.keras import backend
-from flowmesh.ops import array_ops, math_ops, nn_impl, nn_ops
+from flowmesh.ops import array_ops, cast_ops, clip_ops, math_ops, nn_impl, nn_ops
 from flowmesh.ops.reduction_ops import reduce_max, reduce_mean, reduce_sum
 
 
 def _pair(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
     y_pred = convert_to_tensor(y_pred)
-    y_true = math_ops.cast(convert_to_tensor(y_true), y_pred.dtype)
+    y_true = cast_ops.cast(convert_to_tensor(y_true), y_pred.dtype)
     return y_true, y_pred
 
 
@@ -47,7 +47,7 @@ def mean_squared_logarithmic_error(y_true: Any, y_pred: Any) -> Any:
 
 def _clip_probabilities(y_pred: Any) -> Any:
     eps = backend.epsilon()
-    return math_ops.clip_by_value(y_pred, eps, 1.0 - eps)
+    return clip_ops.clip_by_value(y_pred, eps, 1.0 - eps)
 
 
 def _logits_of(output: Any, from_logits: bool, op_type: str) -> tuple[Any, bool]:
@@ -65,7 +65,7 @@ def categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False
     y_true, y_pred = _pair(y_true, y_pred)
     y_pred, from_logits = _logits_of(y_pred, from_logits, "Softmax")
     if label_smoothing:
-        classes = math_ops.cast(array_ops.shape(y_true)[-1], y_pred.dtype)
+        classes = cast_ops.cast(array_ops.shape(y_true)[-1], y_pred.dtype)
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / classes
     if from_logits:
         return nn_ops.softmax_cross_entropy_with_logits_v2(labels=y_true, logits=y_pred, axis=axis)
@@ -81,7 +81,7 @@ def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool 
     if labels.shape.rank is not None and y_pred.shape.rank is not None and \
             labels.shape.rank == y_pred.shape.rank:
         labels = array_ops.squeeze(labels, [-1])
-    labels = math_ops.cast(labels, dtypes.int64)
+    labels = cast_ops.cast(labels, dtypes.int64)
     y_pred, from_logits = _logits_of(y_pred, from_logits, "Softmax")
     logits = y_pred if from_logits else math_ops.log(_clip_probabilities(y_pred))
     return nn_ops.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
@@ -106,7 +106,7 @@ def _signed_labels(y_true: Any) -> Any:
     from flowmesh.ops.reduction_ops import reduce_all
 
     binary = reduce_all(math_ops.logical_or(math_ops.equal(y_true, 0.0), math_ops.equal(y_true, 1.0)))
-    return y_true + math_ops.cast(binary, y_true.dtype) * (y_true - 1.0)
+    return y_true + cast_ops.cast(binary, y_true.dtype) * (y_true - 1.0)
 
 
 def hinge(y_true: Any, y_pred: Any) -> Any:
@@ -137,8 +137,8 @@ def log_cosh(y_true: Any, y_pred: Any) -> Any:
 def kl_divergence(y_true: Any, y_pred: Any) -> Any:
     y_true, y_pred = _pair(y_true, y_pred)
     eps = backend.epsilon()
-    y_true = math_ops.clip_by_value(y_true, eps, 1.0)
-    y_pred = math_ops.clip_by_value(y_pred, eps, 1.0)
+    y_true = clip_ops.clip_by_value(y_true, eps, 1.0)
+    y_pred = clip_ops.clip_by_value(y_pred, eps, 1.0)
     return reduce_sum(y_true * math_ops.log(y_true / y_pred), axis=-1)
 
 
@@ -176,7 +176,7 @@ def categorical_focal_crossentropy(y_true: Any, y_pred: Any, alpha: float = 0.25
                                    from_logits: bool = False, label_smoothing: float = 0.0, axis: int = -1) -> Any:
     y_true, y_pred = _pair(y_true, y_pred)
     if label_smoothing:
-        classes = math_ops.cast(array_ops.shape(y_true)[-1], y_pred.dtype)
+        classes = cast_ops.cast(array_ops.shape(y_true)[-1], y_pred.dtype)
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / classes
     return backend.categorical_focal_crossentropy(y_true, y_pred, alpha, gamma, from_logits, axis)
 
@@ -229,14 +229,14 @@ def match_rank(weight: Any, values: Any) -> Any:
 def reduce_weighted(per_sample: Any, sample_weight: Any, reduction: str = "auto") -> Any:
     """Keras's ``SUM_OVER_BATCH_SIZE``: ``sum(loss * weight) / number of loss elements``."""
     if sample_weight is not None:
-        weight = math_ops.cast(convert_to_tensor(sample_weight), per_sample.dtype)
+        weight = cast_ops.cast(convert_to_tensor(sample_weight), per_sample.dtype)
         per_sample = per_sample * match_rank(weight, per_sample)
     if reduction == "none":
         return per_sample
     total = reduce_sum(per_sample)
     if reduction == "sum":
         return total
-    count = math_ops.cast(array_ops.size(per_sample), per_sample.dtype)
+    count = cast_ops.cast(array_ops.size(per_sample), per_sample.dtype)
     return math_ops.div_no_nan(total, count)
 
 

@@ -40,18 +40,18 @@ from flowmesh.keras.metrics_more import (
     R2Score,
     RootMeanSquaredError,
 )
-from flowmesh.ops import array_ops, math_ops, nn_impl
+from flowmesh.ops import array_ops, cast_ops, math_ops, nn_impl
 from flowmesh.ops.reduction_ops import argmax, reduce_mean
 
 
 def _float(x: Any) -> Any:
-    return math_ops.cast(x, dtypes.float32)
+    return cast_ops.cast(x, dtypes.float32)
 
 
 def binary_accuracy(y_true: Any, y_pred: Any, threshold: float = 0.5) -> Any:
     y_pred = convert_to_tensor(y_pred)
-    y_true = math_ops.cast(convert_to_tensor(y_true), y_pred.dtype)
-    hits = math_ops.equal(y_true, math_ops.cast(math_ops.greater(y_pred, threshold), y_pred.dtype))
+    y_true = cast_ops.cast(convert_to_tensor(y_true), y_pred.dtype)
+    hits = math_ops.equal(y_true, cast_ops.cast(math_ops.greater(y_pred, threshold), y_pred.dtype))
     return reduce_mean(_float(hits), axis=-1)
 
 
@@ -75,24 +75,24 @@ def sparse_categorical_accuracy(y_true: Any, y_pred: Any) -> Any:
     y_true = convert_to_tensor(y_true)
     if y_true.shape.rank is not None and y_pred.shape.rank is not None and y_true.shape.rank == y_pred.shape.rank:
         y_true = array_ops.squeeze(y_true, [-1])
-    predicted = math_ops.cast(argmax(_argmax_scores(y_pred), axis=-1), dtypes.int64)
-    return _float(math_ops.equal(math_ops.cast(y_true, dtypes.int64), predicted))
+    predicted = cast_ops.cast(argmax(_argmax_scores(y_pred), axis=-1), dtypes.int64)
+    return _float(math_ops.equal(cast_ops.cast(y_true, dtypes.int64), predicted))
 
 
 def top_k_categorical_accuracy(y_true: Any, y_pred: Any, k: int = 5) -> Any:
-    return _float(nn_impl.in_top_k(y_pred, math_ops.cast(argmax(y_true, axis=-1), dtypes.int32), k))
+    return _float(nn_impl.in_top_k(y_pred, cast_ops.cast(argmax(y_true, axis=-1), dtypes.int32), k))
 
 
 def sparse_top_k_categorical_accuracy(y_true: Any, y_pred: Any, k: int = 5) -> Any:
     y_true = convert_to_tensor(y_true)
     if y_true.shape.rank is not None and y_true.shape.rank > 1:
         y_true = array_ops.reshape(y_true, [-1])
-    return _float(nn_impl.in_top_k(y_pred, math_ops.cast(y_true, dtypes.int32), k))
+    return _float(nn_impl.in_top_k(y_pred, cast_ops.cast(y_true, dtypes.int32), k))
 
 
 def accuracy(y_true: Any, y_pred: Any) -> Any:
     y_pred = convert_to_tensor(y_pred)
-    return _float(math_ops.equal(math_ops.cast(convert_to_tensor(y_true), y_pred.dtype), y_pred))
+    return _float(math_ops.equal(cast_ops.cast(convert_to_tensor(y_true), y_pred.dtype), y_pred))
 
 
 mse = MSE = mean_squared_error = losses.mean_squared_error

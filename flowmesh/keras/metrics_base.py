@@ -24,7 +24,7 @@ import numpy as np
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import GraphKeys, control_dependencies, get_default_graph
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops
 from flowmesh.ops.reduction_ops import reduce_sum
 
 
@@ -122,7 +122,7 @@ def _weights_like(sample_weight: Any, values: Any) -> Any:
     """Sample weights broadcast to ``values`` (trailing axes added or a trailing 1 removed)."""
     from flowmesh.keras.losses import match_rank
 
-    weight = math_ops.cast(convert_to_tensor(sample_weight), values.dtype)
+    weight = cast_ops.cast(convert_to_tensor(sample_weight), values.dtype)
     return match_rank(weight, values) * array_ops.ones_like(values)
 
 
@@ -141,7 +141,7 @@ class Reduce(Metric):
     def update_state(self, values: Any, sample_weight: Any = None) -> Any:
         from flowmesh.ops.control_flow_ops import group
 
-        values = math_ops.cast(convert_to_tensor(values), self._dtype)
+        values = cast_ops.cast(convert_to_tensor(values), self._dtype)
         self._ensure(values)
         if sample_weight is not None:
             weight = _weights_like(sample_weight, values)
@@ -149,7 +149,7 @@ class Reduce(Metric):
         updates = [self._var("total").assign_add(reduce_sum(values))]
         if self.reduction != "sum":
             count = reduce_sum(weight) if sample_weight is not None else \
-                math_ops.cast(array_ops.size(values), self._dtype)
+                cast_ops.cast(array_ops.size(values), self._dtype)
             updates.append(self._var("count").assign_add(count))
         return group(*updates)
 
@@ -189,7 +189,7 @@ class MeanTensor(Metric):
     def update_state(self, values: Any, sample_weight: Any = None) -> Any:
         from flowmesh.ops.control_flow_ops import group
 
-        values = math_ops.cast(convert_to_tensor(values), self._dtype)
+        values = cast_ops.cast(convert_to_tensor(values), self._dtype)
         self._ensure(values)
         weight = _weights_like(sample_weight, values) if sample_weight is not None else array_ops.ones_like(values)
         return group(self._var("total").assign_add(values * weight), self._var("count").assign_add(weight))

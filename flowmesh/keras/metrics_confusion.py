@@ -13,7 +13,7 @@ import numpy as np
 
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.keras.metrics_base import Metric
-from flowmesh.ops import array_ops, manip_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, manip_ops, math_ops, reduction_ops
 
 _KINDS = ("true_positives", "false_positives", "true_negatives", "false_negatives")
 _NEG_INF = -1e10
@@ -42,8 +42,8 @@ def update_confusion_matrix(variables: dict[str, Any], y_true: Any, y_pred: Any,
     from flowmesh.keras.metrics_base import _weights_like
     from flowmesh.ops.control_flow_ops import group
 
-    y_pred = math_ops.cast(convert_to_tensor(y_pred), "float32")
-    y_true = math_ops.cast(convert_to_tensor(y_true), "float32")
+    y_pred = cast_ops.cast(convert_to_tensor(y_pred), "float32")
+    y_true = cast_ops.cast(convert_to_tensor(y_true), "float32")
     if y_true.shape.rank is not None and y_pred.shape.rank is not None and y_true.shape.rank == y_pred.shape.rank + 1:
         y_true = array_ops.squeeze(y_true, [-1])
     if top_k is not None:
@@ -55,11 +55,11 @@ def update_confusion_matrix(variables: dict[str, Any], y_true: Any, y_pred: Any,
     count = dims[0]
     labels = reduction_ops.reduce_prod(dims[1:]) if y_pred.shape.rank and y_pred.shape.rank > 1 else 1
     if multi_label:
-        preds, truth = array_ops.expand_dims(y_pred, 0), array_ops.expand_dims(math_ops.cast(y_true, "bool"), 0)
+        preds, truth = array_ops.expand_dims(y_pred, 0), array_ops.expand_dims(cast_ops.cast(y_true, "bool"), 0)
         pretile, tiles, data_tiles = [n, 1, -1], [1, count, labels], [n, 1, 1]
     else:
         preds = array_ops.reshape(y_pred, [1, -1])
-        truth = array_ops.reshape(math_ops.cast(y_true, "bool"), [1, -1])
+        truth = array_ops.reshape(cast_ops.cast(y_true, "bool"), [1, -1])
         pretile, tiles, data_tiles = [n, -1], [1, count * labels], [n, 1]
     thresh = manip_ops.tile(array_ops.reshape(np.asarray(thresholds, np.float32), pretile), array_ops.stack(tiles))
     pred_pos = math_ops.greater(manip_ops.tile(preds, data_tiles), thresh)
@@ -79,7 +79,7 @@ def update_confusion_matrix(variables: dict[str, Any], y_true: Any, y_pred: Any,
     updates = []
     for key, variable in variables.items():
         label, pred = pairs[key]
-        both = math_ops.cast(math_ops.logical_and(label, pred), "float32")
+        both = cast_ops.cast(math_ops.logical_and(label, pred), "float32")
         if weights is not None:
             both = both * weights
         updates.append(variable.assign_add(reduction_ops.reduce_sum(both, 1)))

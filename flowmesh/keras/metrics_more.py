@@ -10,7 +10,7 @@ import numpy as np
 
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.keras.metrics_base import Mean, Metric, _weights_like
-from flowmesh.ops import array_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, reduction_ops
 
 
 class IoU(Metric):
@@ -42,12 +42,12 @@ class IoU(Metric):
             y_true = reduction_ops.argmax(y_true, axis=self.axis)
         if not self.sparse_y_pred:
             y_pred = reduction_ops.argmax(y_pred, axis=self.axis)
-        y_true = array_ops.reshape(math_ops.cast(y_true, "int64"), [-1])
-        y_pred = array_ops.reshape(math_ops.cast(y_pred, "int64"), [-1])
+        y_true = array_ops.reshape(cast_ops.cast(y_true, "int64"), [-1])
+        y_pred = array_ops.reshape(cast_ops.cast(y_pred, "int64"), [-1])
         weight = None
         if sample_weight is not None:
-            weight = array_ops.reshape(math_ops.cast(convert_to_tensor(sample_weight), "float64"), [-1])
-            weight = weight * array_ops.ones_like(math_ops.cast(y_true, "float64"))
+            weight = array_ops.reshape(cast_ops.cast(convert_to_tensor(sample_weight), "float64"), [-1])
+            weight = weight * array_ops.ones_like(cast_ops.cast(y_true, "float64"))
         if self.ignore_class is not None:
             keep = where(math_ops.not_equal(y_true, self.ignore_class))[:, 0]
             y_true, y_pred = gather(y_true, keep), gather(y_pred, keep)
@@ -61,12 +61,12 @@ class IoU(Metric):
 
         self._ensure()
         matrix = self._var("total_confusion_matrix")
-        rows = math_ops.cast(reduction_ops.reduce_sum(matrix, axis=0), self._dtype)
-        cols = math_ops.cast(reduction_ops.reduce_sum(matrix, axis=1), self._dtype)
-        tp = math_ops.cast(matrix_diag_part(matrix), self._dtype)
+        rows = cast_ops.cast(reduction_ops.reduce_sum(matrix, axis=0), self._dtype)
+        cols = cast_ops.cast(reduction_ops.reduce_sum(matrix, axis=1), self._dtype)
+        tp = cast_ops.cast(matrix_diag_part(matrix), self._dtype)
         ids = np.asarray(self.target_class_ids, np.int32)
         tp, denominator = gather(tp, ids), gather(rows + cols - tp, ids)
-        valid = reduction_ops.reduce_sum(math_ops.cast(math_ops.greater(denominator, 1e-9), self._dtype))
+        valid = reduction_ops.reduce_sum(cast_ops.cast(math_ops.greater(denominator, 1e-9), self._dtype))
         return math_ops.div_no_nan(reduction_ops.reduce_sum(math_ops.div_no_nan(tp, denominator)), valid)
 
     def get_config(self) -> dict[str, Any]:
@@ -96,9 +96,9 @@ class BinaryIoU(IoU):
         self.threshold = threshold
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        y_pred = math_ops.cast(math_ops.greater(math_ops.cast(convert_to_tensor(y_pred), self._dtype),
+        y_pred = cast_ops.cast(math_ops.greater(cast_ops.cast(convert_to_tensor(y_pred), self._dtype),
                                                 self.threshold), "int64")
-        return super().update_state(math_ops.cast(convert_to_tensor(y_true), "int64"), y_pred, sample_weight)
+        return super().update_state(cast_ops.cast(convert_to_tensor(y_true), "int64"), y_pred, sample_weight)
 
     def get_config(self) -> dict[str, Any]:
         return {"name": self.name, "dtype": self.dtype, "target_class_ids": self.target_class_ids,
@@ -134,8 +134,8 @@ class RootMeanSquaredError(Mean):
         super().__init__(name=name, dtype=dtype)
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        y_pred = math_ops.cast(convert_to_tensor(y_pred), self._dtype)
-        y_true = math_ops.cast(convert_to_tensor(y_true), self._dtype)
+        y_pred = cast_ops.cast(convert_to_tensor(y_pred), self._dtype)
+        y_true = cast_ops.cast(convert_to_tensor(y_true), self._dtype)
         return super().update_state(math_ops.squared_difference(y_pred, y_true), sample_weight=sample_weight)
 
     def result(self) -> Any:
@@ -150,9 +150,9 @@ class MeanRelativeError(Mean):
         self.normalizer = normalizer
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        y_pred = math_ops.cast(convert_to_tensor(y_pred), self._dtype)
-        y_true = math_ops.cast(convert_to_tensor(y_true), self._dtype)
-        normalizer = math_ops.cast(convert_to_tensor(self.normalizer), self._dtype)
+        y_pred = cast_ops.cast(convert_to_tensor(y_pred), self._dtype)
+        y_true = cast_ops.cast(convert_to_tensor(y_true), self._dtype)
+        normalizer = cast_ops.cast(convert_to_tensor(self.normalizer), self._dtype)
         relative = math_ops.div_no_nan(math_ops.abs(y_true - y_pred), normalizer)
         return super().update_state(relative, sample_weight=sample_weight)
 
@@ -184,8 +184,8 @@ class R2Score(Metric):
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         from flowmesh.ops.control_flow_ops import group
 
-        y_pred = math_ops.cast(convert_to_tensor(y_pred), self._dtype)
-        y_true = math_ops.cast(convert_to_tensor(y_true), self._dtype)
+        y_pred = cast_ops.cast(convert_to_tensor(y_pred), self._dtype)
+        y_true = cast_ops.cast(convert_to_tensor(y_true), self._dtype)
         if y_pred.shape.rank != 2:
             raise ValueError(f"R2Score expects 2D inputs with shape (batch_size, output_dim). Received input "
                              f"shapes: y_pred.shape={y_pred.shape} and y_true.shape={y_true.shape}.")
@@ -215,7 +215,7 @@ class R2Score(Metric):
         else:
             score = raw
         if self.num_regressors:
-            n = math_ops.cast(self._var("num_samples"), self._dtype)
+            n = cast_ops.cast(self._var("num_samples"), self._dtype)
             score = 1.0 - (1.0 - score) * (n - 1.0) / (n - float(self.num_regressors) - 1.0)
         return score
 
@@ -246,20 +246,20 @@ class FBetaScore(Metric):
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         from flowmesh.ops.control_flow_ops import group
 
-        y_true = math_ops.cast(convert_to_tensor(y_true), self._dtype)
-        y_pred = math_ops.cast(convert_to_tensor(y_pred), self._dtype)
+        y_true = cast_ops.cast(convert_to_tensor(y_true), self._dtype)
+        y_pred = cast_ops.cast(convert_to_tensor(y_pred), self._dtype)
         self._ensure(y_pred)
         if self.threshold is None:  # the arg-max (ties all count), never an all-zero row
             top = reduction_ops.reduce_max(y_pred, axis=-1, keepdims=True)
-            y_pred = math_ops.cast(math_ops.logical_and(math_ops.greater_equal(y_pred, top),
+            y_pred = cast_ops.cast(math_ops.logical_and(math_ops.greater_equal(y_pred, top),
                                                         math_ops.greater(math_ops.abs(y_pred), 1e-12)), self._dtype)
         else:
-            y_pred = math_ops.cast(math_ops.greater(y_pred, self.threshold), self._dtype)
+            y_pred = cast_ops.cast(math_ops.greater(y_pred, self.threshold), self._dtype)
         axis = None if self.average == "micro" else 0
 
         def total(value: Any) -> Any:
             if sample_weight is not None:
-                value = value * array_ops.expand_dims(math_ops.cast(convert_to_tensor(sample_weight),
+                value = value * array_ops.expand_dims(cast_ops.cast(convert_to_tensor(sample_weight),
                                                                     self._dtype), 1)
             return reduction_ops.reduce_sum(value, axis=axis)
 

@@ -68,11 +68,11 @@ class Optimizer:
         return self._iterations
 
     def _rate(self) -> Any:
-        from flowmesh.ops import math_ops
+        from flowmesh.ops import cast_ops
 
         lr = self.lr if self._schedule is None else self._schedule(self.iterations)
         if self.decay:
-            steps = math_ops.cast(self.iterations, dtypes.float32)
+            steps = cast_ops.cast(self.iterations, dtypes.float32)
             return lr * (1.0 / (1.0 + self.decay * steps))
         return lr
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import get_default_graph
-from flowmesh.ops import array_ops, control_flow_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, control_flow_ops, math_ops, reduction_ops
 from flowmesh.train.optimizer import Optimizer as TrainOptimizer
 
 
@@ -37,11 +37,11 @@ class FormulaOptimizer(TrainOptimizer):
                                                         shape, var.dtype.base_dtype, name, self._name)
 
     def _step(self, var: Any) -> Any:
-        return math_ops.cast(self._keras.iterations, var.dtype.base_dtype) + 1.0
+        return cast_ops.cast(self._keras.iterations, var.dtype.base_dtype) + 1.0
 
     def _resource_apply_dense(self, grad: Any, var: Any) -> Any:
         slots = {name: self.get_slot(var, name) for name in self.slot_names}
-        lr = math_ops.cast(convert_to_tensor(self._lr), var.dtype.base_dtype)
+        lr = cast_ops.cast(convert_to_tensor(self._lr), var.dtype.base_dtype)
         new = self.update(var, grad, {k: v.read_value() for k, v in slots.items()}, self._step(var), lr)
         ops = [slots[k].assign(v) for k, v in new.items() if k != "var"]
         with get_default_graph().control_dependencies(ops):
@@ -80,7 +80,7 @@ class _Nadam(FormulaOptimizer):
     def _prepare(self) -> None:
         k = self._keras
         cache = self._get_non_slot_variable("momentum_cache", get_default_graph())
-        t = math_ops.cast(k.iterations, "float32") + 1.0
+        t = cast_ops.cast(k.iterations, "float32") + 1.0
         self._m_t = k.beta_1 * (1.0 - 0.5 * math_ops.pow(0.96, 0.004 * t))
         self._m_t_1 = k.beta_1 * (1.0 - 0.5 * math_ops.pow(0.96, 0.004 * (t + 1.0)))
         self._schedule_new = cache.assign(cache.read_value() * self._m_t)

@@ -7,11 +7,11 @@ import math
 from typing import Any
 
 from flowmesh.core.convert import convert_to_tensor
-from flowmesh.ops import math_ops
+from flowmesh.ops import cast_ops, math_ops
 
 
 def _float(step: Any) -> Any:
-    return math_ops.cast(convert_to_tensor(step), "float32")
+    return cast_ops.cast(convert_to_tensor(step), "float32")
 
 
 class LearningRateSchedule:

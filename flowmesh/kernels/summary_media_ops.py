@@ -13,7 +13,7 @@ from flowmesh.kernels.convert import to_numpy
 from flowmesh.kernels.image_png import png_bytes
 from flowmesh.kernels.registry import KernelContext, kernel
 from flowmesh.kernels.summary_ops import _bytes_scalar, _text
-from flowmesh.summary.proto import Summary, SummaryAudio, SummaryImage, SummaryValue
+from flowmesh.protos.summary import Summary, SummaryAudio, SummaryImage, SummaryMetadata, SummaryValue
 
 _ZERO = np.float32(1e-6)
 
@@ -108,8 +108,6 @@ def _audio_summary(ctx: KernelContext):
 @kernel("TensorSummaryV2", device_types=("CPU",))
 def _tensor_summary(ctx: KernelContext):
     from flowmesh.core.graph_def import make_tensor_proto
-    from flowmesh.summary.proto import SummaryMetadata
-
     dtype = ctx.op.inputs[1].dtype
 
     def run(tag: Any, tensor: Any, metadata: Any) -> np.ndarray:

@@ -14,8 +14,8 @@ import numpy as np
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.convert import to_numpy
 from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.protos.summary import Summary, SummaryValue
 from flowmesh.summary.histogram_buckets import histogram_proto
-from flowmesh.summary.proto import Summary, SummaryValue
 
 
 def _bytes_scalar(data: bytes) -> np.ndarray:

@@ -16,7 +16,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import GraphKeys, Tensor, add_to_collection
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops
 from flowmesh.ops.variables import Variable
 
 
@@ -106,4 +106,4 @@ def broadcast_weights(weights: Tensor, values: Tensor) -> Tensor:
 
 def as_float(x: Any) -> Tensor:
     """``x`` cast to float32."""
-    return math_ops.cast(convert_to_tensor(x), dtypes.float32)
+    return cast_ops.cast(convert_to_tensor(x), dtypes.float32)

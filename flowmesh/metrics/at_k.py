@@ -15,6 +15,7 @@ from flowmesh.core.sparse_tensor import SparseTensor
 from flowmesh.metrics._core import add_to_collections, broadcast_weights, finish, metric_variable
 from flowmesh.ops import (
     array_ops,
+    cast_ops,
     manip_ops,
     math_ops,
     nn_impl,
@@ -59,7 +60,7 @@ def _select_class_id(ids: Any, selected: int) -> SparseTensor:
         return sparse_manip_ops.retain(ids, math_ops.equal(ids.values, selected))
     shape = array_ops.shape(ids, out_type=dtypes.int64)
     filled_shape = array_ops.concat([shape[:-1], [1]], 0)
-    result = set_ops.set_intersection(array_ops.fill(filled_shape, math_ops.cast(selected, dtypes.int64)), ids)
+    result = set_ops.set_intersection(array_ops.fill(filled_shape, cast_ops.cast(selected, dtypes.int64)), ids)
     return SparseTensor(result.indices, result.values, shape)
 
 
@@ -75,9 +76,9 @@ def _per_row(kind: str, labels: Any, predictions_idx: Tensor, class_id: int | No
         found = set_ops.set_intersection(predictions_idx, labels)
     else:
         found = set_ops.set_difference(predictions_idx, labels, aminusb=kind == "false_positive")
-    counts = math_ops.cast(set_ops.set_size(found), dtypes.float64)
+    counts = cast_ops.cast(set_ops.set_size(found), dtypes.float64)
     if weights is not None:
-        counts = math_ops.multiply(counts, math_ops.cast(weights, dtypes.float64))
+        counts = math_ops.multiply(counts, cast_ops.cast(weights, dtypes.float64))
     return counts
 
 
@@ -86,7 +87,7 @@ def _streaming_count(kind: str, labels: Any, predictions_idx: Tensor, k: int | N
     with name_scope(None, _at_k_name(kind, k, class_id)) as scope:
         counts = _per_row(kind, labels, predictions_idx, class_id, weights)
         var = metric_variable([], dtypes.float64, name=scope)
-        return var, state_ops.assign_add(var, math_ops.cast(reduction_ops.reduce_sum(counts), dtypes.float64),
+        return var, state_ops.assign_add(var, cast_ops.cast(reduction_ops.reduce_sum(counts), dtypes.float64),
                                          name="update")
 
 
@@ -96,7 +97,7 @@ def _ratio_at_top_k(default: str, other: str, labels: Any, predictions_idx: Any,
     with name_scope(name, _at_k_name(default, k, class_id)) as scope:
         predictions_idx = convert_to_tensor(predictions_idx)
         labels = _maybe_expand_labels(labels, predictions_idx)
-        top_k_idx = math_ops.cast(predictions_idx, dtypes.int64)
+        top_k_idx = cast_ops.cast(predictions_idx, dtypes.int64)
         tp, tp_update = _streaming_count("true_positive", labels, top_k_idx, k, class_id, weights)
         o, o_update = _streaming_count(other, labels, top_k_idx, k, class_id, weights)
         value = finish(metrics_collections, lambda a, b: math_ops.divide(
@@ -181,19 +182,19 @@ def _num_relevant(labels: Any, k: int) -> Tensor:
 
 def _average_precision_rows(labels: Any, predictions_idx: Tensor) -> Tensor:
     with name_scope(None, "average_precision") as scope:
-        predictions_idx = math_ops.cast(predictions_idx, dtypes.int64, name="predictions_idx")
+        predictions_idx = cast_ops.cast(predictions_idx, dtypes.int64, name="predictions_idx")
         k = predictions_idx.shape.as_list()[-1]
         if k is None:
             raise ValueError("The last dimension of predictions_idx must be set. Currently, it is None.")
         labels = _maybe_expand_labels(labels, predictions_idx)
         per_k = array_ops.expand_dims(predictions_idx, -1, name="predictions_idx_per_k")
-        relevant = math_ops.cast(set_ops.set_size(set_ops.set_intersection(per_k, _expand_and_tile(labels, k))),
+        relevant = cast_ops.cast(set_ops.set_size(set_ops.set_intersection(per_k, _expand_and_tile(labels, k))),
                                  dtypes.float64)
         tp_per_k = reduction_ops.cumsum(relevant, axis=-1, name="tp_per_k")
         retrieved = reduction_ops.cumsum(array_ops.ones_like(relevant), axis=-1, name="retrieved_per_k")
         precision = math_ops.divide(tp_per_k, retrieved, name="precision_per_k")
         total = reduction_ops.reduce_sum(math_ops.multiply(precision, relevant), axis=(-1,), name="precision_sum")
-        return math_ops.divide(total, math_ops.cast(_num_relevant(labels, k), dtypes.float64), name=scope)
+        return math_ops.divide(total, cast_ops.cast(_num_relevant(labels, k), dtypes.float64), name=scope)
 
 
 def _clean_out_of_range(labels: Any, num_classes: Tensor) -> Any:
@@ -216,14 +217,14 @@ def average_precision_at_k(labels: Any, predictions: Any, k: int, weights: Any =
         predictions = convert_to_tensor(predictions)
         _, predictions_idx = nn_impl.top_k(predictions, k)
         labels = convert_to_tensor_or_sparse_tensor(labels)
-        labels = _clean_out_of_range(labels, math_ops.cast(array_ops.shape(predictions)[-1], dtypes.int64))
+        labels = _clean_out_of_range(labels, cast_ops.cast(array_ops.shape(predictions)[-1], dtypes.int64))
         ap = _average_precision_rows(labels, predictions_idx)
         if weights is not None:
-            weights = broadcast_weights(math_ops.cast(weights, dtypes.float64), ap)
+            weights = broadcast_weights(cast_ops.cast(weights, dtypes.float64), ap)
             ap = math_ops.multiply(ap, weights)
         with name_scope(None, "max") as max_scope:
             max_var = metric_variable([], dtypes.float64, name=max_scope)
-            batch_max = (math_ops.cast(array_ops.size(ap, name="batch_max"), dtypes.float64) if weights is None
+            batch_max = (cast_ops.cast(array_ops.size(ap, name="batch_max"), dtypes.float64) if weights is None
                          else reduction_ops.reduce_sum(weights, name="batch_max"))
             max_update = state_ops.assign_add(max_var, batch_max, name="update")
         with name_scope(None, "total") as total_scope:

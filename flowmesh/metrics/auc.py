@@ -17,7 +17,7 @@ from flowmesh.metrics._core import (
     metric_variable,
     remove_squeezable_dimensions,
 )
-from flowmesh.ops import array_ops, math_ops, select_ops, state_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, select_ops, state_ops
 from flowmesh.ops.constant_op import constant
 from flowmesh.ops.manip_ops import tile
 from flowmesh.ops.reduction_ops import reduce_sum
@@ -41,7 +41,7 @@ def confusion_matrix_at_thresholds(labels: Any, predictions: Any, thresholds: li
         if key not in _NAMES:
             raise InvalidArgumentError(f"Invalid key: {key}; use 'tp', 'fn', 'tn' or 'fp'")
     predictions, labels, weights = remove_squeezable_dimensions(
-        as_float(predictions), math_ops.cast(labels, dtypes.bool), weights)
+        as_float(predictions), cast_ops.cast(labels, dtypes.bool), weights)
     n = len(thresholds)
     pred_row = array_ops.reshape(predictions, [1, -1])
     thresh = array_ops.reshape(constant(thresholds, dtype=dtypes.float32), [n, 1])
@@ -60,7 +60,7 @@ def confusion_matrix_at_thresholds(labels: Any, predictions: Any, thresholds: li
         if key not in includes:
             continue
         var = metric_variable([n], dtypes.float32, name=_NAMES[key])
-        hit = math_ops.cast(math_ops.logical_and(*cases[key]), dtypes.float32)
+        hit = cast_ops.cast(math_ops.logical_and(*cases[key]), dtypes.float32)
         if w is not None:
             hit = hit * w
         updates[key] = state_ops.assign_add(var, reduce_sum(hit, 1))

@@ -15,21 +15,21 @@ from flowmesh.metrics._core import (
     metric_variable,
     remove_squeezable_dimensions,
 )
-from flowmesh.ops import array_ops, math_ops, select_ops, state_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, select_ops, state_ops
 from flowmesh.ops.reduction_ops import reduce_sum
 from flowmesh.ops.variable_scope import variable_scope
 
 
 def _bools(labels: Any, predictions: Any, weights: Any) -> tuple[Tensor, Tensor, Any]:
     predictions, labels, weights = remove_squeezable_dimensions(
-        math_ops.cast(predictions, dtypes.bool), math_ops.cast(labels, dtypes.bool), weights)
+        cast_ops.cast(predictions, dtypes.bool), cast_ops.cast(labels, dtypes.bool), weights)
     return labels, predictions, weights
 
 
 def _count_condition(values: Tensor, weights: Any, metrics_collections: Any,
                      updates_collections: Any) -> tuple[Tensor, Tensor]:
     count = metric_variable([], dtypes.float32, name="count")
-    values = math_ops.cast(values, dtypes.float32)
+    values = cast_ops.cast(values, dtypes.float32)
     if weights is not None:
         values = math_ops.multiply(values, as_float(weights))
     value = finish(metrics_collections, lambda v: array_ops.identity(v.read_value()), count)

@@ -21,7 +21,7 @@ from flowmesh.metrics._core import (
     metric_variable,
     remove_squeezable_dimensions,
 )
-from flowmesh.ops import array_ops, math_ops, state_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, state_ops
 from flowmesh.ops.reduction_ops import reduce_mean, reduce_sum
 from flowmesh.ops.variable_scope import variable_scope
 
@@ -40,7 +40,7 @@ def mean(values: Any, weights: Any = None, metrics_collections: Any = None,
         total = metric_variable([], dtypes.float32, name="total")
         count = metric_variable([], dtypes.float32, name="count")
         if weights is None:
-            num_values = math_ops.cast(array_ops.size(values), dtypes.float32)
+            num_values = cast_ops.cast(array_ops.size(values), dtypes.float32)
         else:
             values, _, weights = remove_squeezable_dimensions(values, None, weights)
             weights = broadcast_weights(as_float(weights), values)
@@ -62,8 +62,8 @@ def accuracy(labels: Any, predictions: Any, weights: Any = None, metrics_collect
     """How often ``predictions`` equals ``labels`` (weighted), streamed like :func:`mean`."""
     predictions, labels, weights = remove_squeezable_dimensions(predictions, labels, weights)
     if labels.dtype != predictions.dtype:
-        predictions = math_ops.cast(predictions, labels.dtype)
-    is_correct = math_ops.cast(math_ops.equal(predictions, labels), dtypes.float32)
+        predictions = cast_ops.cast(predictions, labels.dtype)
+    is_correct = cast_ops.cast(math_ops.equal(predictions, labels), dtypes.float32)
     return mean(is_correct, weights, metrics_collections, updates_collections, name or "accuracy")
 
 
@@ -118,14 +118,14 @@ def mean_per_class_accuracy(labels: Any, predictions: Any, num_classes: int, wei
                             name: str | None = None) -> tuple[Tensor, Tensor]:
     """The mean over classes of each class's accuracy (classes never seen count as 0)."""
     with variable_scope(name, "mean_accuracy", (predictions, labels, weights)):
-        labels = _flat(math_ops.cast(convert_to_tensor(labels), dtypes.int64))
+        labels = _flat(cast_ops.cast(convert_to_tensor(labels), dtypes.int64))
         predictions = _flat(convert_to_tensor(predictions))
         total = metric_variable([num_classes], dtypes.float32, name="total")
         count = metric_variable([num_classes], dtypes.float32, name="count")
         ones = array_ops.ones_like(labels, dtype=dtypes.float32)
         if labels.dtype != predictions.dtype:
-            predictions = math_ops.cast(predictions, labels.dtype)
-        is_correct = math_ops.cast(math_ops.equal(predictions, labels), dtypes.float32)
+            predictions = cast_ops.cast(predictions, labels.dtype)
+        is_correct = cast_ops.cast(math_ops.equal(predictions, labels), dtypes.float32)
         if weights is not None:
             weights = _flat(as_float(weights))
             is_correct *= weights

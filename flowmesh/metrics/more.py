@@ -19,7 +19,16 @@ from flowmesh.metrics._core import (
     remove_squeezable_dimensions,
 )
 from flowmesh.metrics.mean import mean
-from flowmesh.ops import array_ops, linalg_ops, math_ops, reduction_ops, search_ops, select_ops, state_ops
+from flowmesh.ops import (
+    array_ops,
+    cast_ops,
+    linalg_ops,
+    math_ops,
+    reduction_ops,
+    search_ops,
+    select_ops,
+    state_ops,
+)
 from flowmesh.ops.variable_scope import variable_scope
 
 
@@ -81,7 +90,7 @@ def mean_relative_error(labels: Any, predictions: Any, normalizer: Any, weights:
 def percentage_below(values: Any, threshold: Any, weights: Any = None, metrics_collections: Any = None,
                      updates_collections: Any = None, name: str | None = None) -> tuple[Tensor, Tensor]:
     """The streamed (weighted) fraction of ``values`` below ``threshold``."""
-    below = math_ops.cast(math_ops.less(values, threshold), dtypes.float32)
+    below = cast_ops.cast(math_ops.less(values, threshold), dtypes.float32)
     return mean(below, weights, metrics_collections, updates_collections, name or "percentage_below_threshold")
 
 
@@ -91,11 +100,11 @@ def _flat(t: Any) -> Tensor:
 
 
 def _mean_iou(total_cm: Tensor) -> Tensor:
-    over_rows = math_ops.cast(reduction_ops.reduce_sum(total_cm, 0), dtypes.float32)
-    over_cols = math_ops.cast(reduction_ops.reduce_sum(total_cm, 1), dtypes.float32)
-    diagonal = math_ops.cast(linalg_ops.diag_part(total_cm), dtypes.float32)
+    over_rows = cast_ops.cast(reduction_ops.reduce_sum(total_cm, 0), dtypes.float32)
+    over_cols = cast_ops.cast(reduction_ops.reduce_sum(total_cm, 1), dtypes.float32)
+    diagonal = cast_ops.cast(linalg_ops.diag_part(total_cm), dtypes.float32)
     denominator = over_rows + over_cols - diagonal
-    valid = reduction_ops.reduce_sum(math_ops.cast(math_ops.not_equal(denominator, 0), dtypes.float32))
+    valid = reduction_ops.reduce_sum(cast_ops.cast(math_ops.not_equal(denominator, 0), dtypes.float32))
     denominator = select_ops.where(math_ops.greater(denominator, 0), denominator, array_ops.ones_like(denominator))
     iou = math_ops.divide(diagonal, denominator)
     return select_ops.where(math_ops.greater(valid, 0), reduction_ops.reduce_sum(iou, name="mean_iou") / valid, 0.0)
@@ -112,8 +121,8 @@ def mean_iou(labels: Any, predictions: Any, num_classes: int, weights: Any = Non
             raise InvalidArgumentError(f"mean_iou: predictions of shape {predictions.shape} and labels of shape "
                                        f"{labels.shape} are not compatible")
         total_cm = metric_variable([num_classes, num_classes], dtypes.float64, name="total_confusion_matrix")
-        current = search_ops.confusion_matrix(_flat(math_ops.cast(labels, dtypes.int64)),
-                                              _flat(math_ops.cast(predictions, dtypes.int64)), num_classes,
+        current = search_ops.confusion_matrix(_flat(cast_ops.cast(labels, dtypes.int64)),
+                                              _flat(cast_ops.cast(predictions, dtypes.int64)), num_classes,
                                               weights=None if weights is None else _flat(weights),
                                               dtype=dtypes.float64)
         update_op = state_ops.assign_add(total_cm, current)

@@ -12,7 +12,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.graph import Tensor
 from flowmesh.metrics._core import add_to_collections, finish
 from flowmesh.metrics.auc import confusion_matrix_at_thresholds
-from flowmesh.ops import array_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, reduction_ops
 from flowmesh.ops.variable_scope import variable_scope
 
 _KEPSILON = 1e-7
@@ -89,14 +89,14 @@ def _at_operating_point(default: str, target_name: str, compute: Callable, top: 
 
 def _sensitivity(c: dict[str, Tensor], specificity: float, name: str) -> Tensor:
     specificities = math_ops.divide(c["tn"], c["tn"] + c["fp"] + _KEPSILON)
-    index = math_ops.cast(reduction_ops.argmin(math_ops.abs(specificities - specificity), 0), dtypes.int32)
+    index = cast_ops.cast(reduction_ops.argmin(math_ops.abs(specificities - specificity), 0), dtypes.int32)
     return math_ops.divide(c["tp"][index], c["tp"][index] + c["fn"][index] + _KEPSILON, name)
 
 
 def _specificity(c: dict[str, Tensor], sensitivity: float, name: str) -> Tensor:
     distance = math_ops.abs(math_ops.divide(c["tp"], c["tp"] + c["fn"] + _KEPSILON) - sensitivity)
-    at_min = math_ops.cast(math_ops.equal(distance, reduction_ops.reduce_min(distance)), dtypes.int64)
-    index = math_ops.cast(reduction_ops.argmax(reduction_ops.cumsum(at_min), 0), dtypes.int32)  # the last closest
+    at_min = cast_ops.cast(math_ops.equal(distance, reduction_ops.reduce_min(distance)), dtypes.int64)
+    index = cast_ops.cast(reduction_ops.argmax(reduction_ops.cumsum(at_min), 0), dtypes.int32)  # the last closest
     return math_ops.divide(c["tn"][index], c["tn"][index] + c["fp"][index] + _KEPSILON, name)
 
 

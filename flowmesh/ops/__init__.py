@@ -4,6 +4,7 @@ Importing this package registers every built-in op.
 """
 
 from flowmesh.ops import (  # noqa: F401 - imported for registration
+    array_grad,
     array_ops,
     batch_ops,
     bitcast_ops,
@@ -51,6 +52,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     logging_ops,
     losses,
     manip_ops,
+    math_grad,
     math_ops,
     nd_index_ops,
     nn_conv3d_ops,

@@ -23,6 +23,7 @@ from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, as_shape, unknown_shape
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.ops import range_ops
 from flowmesh.ops._builders import (
     constant_value,
     convert_same_dtype,
@@ -32,9 +33,8 @@ from flowmesh.ops._builders import (
     same_shape,
     shape_from_tensor,
 )
+from flowmesh.ops.cast_ops import cast
 from flowmesh.ops.constant_op import constant
-from flowmesh.ops.strided_slice_ops import MASKS as _MASKS  # noqa: F401 - re-exported
-from flowmesh.ops.strided_slice_ops import getitem, slice_spec, strided_slice  # noqa: F401
 
 newaxis = None
 
@@ -149,8 +149,6 @@ def zeros_like(tensor: Any, dtype: Any = None, name: str | None = None, optimize
     x = convert_to_tensor(tensor)
     out = make_tensor("ZerosLike", [x], name=name or "zeros_like")
     if dtype is not None and dtypes.as_dtype(dtype) != x.dtype:
-        from flowmesh.ops.math_ops import cast
-
         out = cast(out, dtype)
     return out
 
@@ -160,8 +158,6 @@ def ones_like(tensor: Any, dtype: Any = None, name: str | None = None, optimize:
     x = convert_to_tensor(tensor)
     out = make_tensor("OnesLike", [x], name=name or "ones_like")
     if dtype is not None and dtypes.as_dtype(dtype) != x.dtype:
-        from flowmesh.ops.math_ops import cast
-
         out = cast(out, dtype)
     return out
 
@@ -173,13 +169,7 @@ def _fill_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
     return [(value.dtype, shape_from_tensor(dims))]
 
 
-def _fill_grad(op: Any, grad: Tensor) -> list:
-    from flowmesh.ops.reduction_ops import reduce_sum
-
-    return [None, reduce_sum(grad)]
-
-
-register_op("Fill", _fill_shape, grad=_fill_grad)
+register_op("Fill", _fill_shape)  # gradient: array_grad
 
 
 def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
@@ -344,25 +334,7 @@ def _concat_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
     return [(dtype, TensorShape(out))]
 
 
-def _concat_grad(op: Any, grad: Tensor) -> list:
-    values, axis_t = op.inputs[:-1], op.inputs[-1]
-    if len(values) == 1:
-        return [grad, None]
-    sizes = [shape(v) for v in values]
-    axis_value = constant_value(axis_t)
-    static = [v.shape.as_list()[int(axis_value)] if axis_value is not None and v.shape.rank is not None
-              else None for v in values]
-    if all(s is not None for s in static):
-        parts = split(grad, static, axis=axis_t)
-    else:
-        from flowmesh.ops.gather_ops import gather
-
-        axis_sizes = [gather(s, axis_t) if axis_value is None else s[int(axis_value)] for s in sizes]
-        parts = split(grad, stack(axis_sizes), axis=axis_t)
-    return list(parts) + [None]
-
-
-register_op("ConcatV2", _concat_shape, grad=_concat_grad)
+register_op("ConcatV2", _concat_shape)  # gradient: array_grad
 
 
 def concat(values: Sequence[Any], axis: Any, name: str = "concat") -> Tensor:
@@ -431,10 +403,10 @@ def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = 
                 )
             sizes_t = constant([dim // count] * count, dtype=dtypes.int32)
         else:
-            from flowmesh.ops.gather_ops import gather
-            from flowmesh.ops.math_ops import floordiv
-
-            part = floordiv(gather(shape(x), axis_t), count)
+            # GatherV2 and FloorDiv by name: gather_ops and math_ops build on this module.
+            dim_t = make_tensor("GatherV2", [shape(x), axis_t, constant(0, dtype=axis_t.dtype)],
+                                {"batch_dims": 0})
+            part = make_tensor("FloorDiv", [dim_t, constant(count, dtype=dim_t.dtype)])
             sizes_t = stack([part] * count)
         return list(make_op("SplitV", [x, sizes_t, axis_t], {"num_split": count}, name=name).outputs)
     sizes_t = _int_attr_tensor(num_or_size_splits, "size_splits")
@@ -523,9 +495,7 @@ def _transpose_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 
 
 def _transpose_grad(op: Any, grad: Tensor) -> list:
-    from flowmesh.ops.math_ops import invert_permutation
-
-    return [transpose(grad, invert_permutation(op.inputs[1])), None]
+    return [transpose(grad, range_ops.invert_permutation(op.inputs[1])), None]
 
 
 register_op("Transpose", _transpose_shape, grad=_transpose_grad)
@@ -536,11 +506,9 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose", conjugate: bool
     x = convert_to_tensor(a)
     if perm is None:
         if x.shape.rank is None:
-            from flowmesh.ops.math_ops import range as range_op
-            from flowmesh.ops.math_ops import subtract
-
             r = rank(x)
-            perm_t = subtract(subtract(r, 1), range_op(r))
+            last = make_tensor("Sub", [r, constant(1, dtype=r.dtype)])  # math_ops is above
+            perm_t = make_tensor("Sub", [last, range_ops.range(r)])
         else:
             perm_t = constant(list(range(x.shape.rank))[::-1], dtype=dtypes.int32)
     else:

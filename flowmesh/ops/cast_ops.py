@@ -70,17 +70,17 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
 
 def saturate_cast(value: Any, dtype: Any, name: str | None = None) -> Tensor:
     """Casts ``value`` to ``dtype``, first clamping it to the range ``dtype`` can hold."""
-    from flowmesh.ops import math_ops
-
     target = dtypes.as_dtype(dtype)
     with name_scope(name, "saturate_cast", [value]) as scope:
         t = convert_to_tensor(value)
         if t.dtype.is_complex or target.is_complex or target == dtypes.bool:
             return cast(t, target, name=scope)
         if t.dtype.min < target.min:
-            t = math_ops.maximum(t, convert_to_tensor(_representable(target.min, t.dtype), t.dtype))
+            low = convert_to_tensor(_representable(target.min, t.dtype), t.dtype)
+            t = make_tensor("Maximum", [t, low], name="Maximum")  # math_ops builds on casts
         if t.dtype.max > target.max:
-            t = math_ops.minimum(t, convert_to_tensor(_representable(target.max, t.dtype), t.dtype))
+            high = convert_to_tensor(_representable(target.max, t.dtype), t.dtype)
+            t = make_tensor("Minimum", [t, high], name="Minimum")
         return cast(t, target, name=scope)
 
 

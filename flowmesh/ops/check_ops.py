@@ -20,7 +20,7 @@ from flowmesh.core.registry import register_op
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.ops import array_ops, math_ops, reduction_ops
 from flowmesh.ops._builders import FLOATS, check_dtype, constant_value, make_tensor, same_shape
-from flowmesh.ops.control_flow_ops import no_op
+from flowmesh.ops.control_flow_ops import group, no_op
 from flowmesh.ops.logging_ops import Assert
 
 
@@ -229,7 +229,6 @@ def add_check_numerics_ops() -> Operation:
     naming the first op (``name:output``) whose value holds a NaN or an Inf
     (``tf.add_check_numerics_ops``)."""
     from flowmesh.core.graph import get_default_graph
-    from flowmesh.ops.control_flow_ops import group
 
     graph = get_default_graph()
     checks: list[Any] = []

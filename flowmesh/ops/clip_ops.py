@@ -16,7 +16,9 @@ from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import broadcast_shapes
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.ops import array_ops, cast_ops, math_ops, reduction_ops, select_ops
 from flowmesh.ops._builders import REAL_NUMERIC, check_dtype, make_tensor
+from flowmesh.ops.select_ops import where_v2
 
 
 def _is_sparse(value: Any) -> bool:
@@ -39,15 +41,12 @@ def _clip_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 
 
 def _clip_grad(op: Any, g: Tensor) -> list:
-    from flowmesh.ops import array_ops, math_ops
-    from flowmesh.ops.select_ops import where_v2
-
     x, lo, hi = op.inputs
     zeros = array_ops.zeros_like(g)
     below, above = math_ops.less(x, lo), math_ops.greater(x, hi)
     gx = where_v2(math_ops.logical_or(below, above), zeros, g)
-    glo = math_ops.reduce_to_shape_of(where_v2(below, g, zeros), lo)
-    ghi = math_ops.reduce_to_shape_of(where_v2(above, g, zeros), hi)
+    glo = reduction_ops.reduce_to_shape_of(where_v2(below, g, zeros), lo)
+    ghi = reduction_ops.reduce_to_shape_of(where_v2(above, g, zeros), hi)
     return [gx, glo, ghi]
 
 
@@ -93,15 +92,14 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = No
     Returns:
         The clipped tensor (IndexedSlices stay sparse).
     """
-    from flowmesh.ops import array_ops, math_ops, reduction_ops
 
     with name_scope(name, "clip_by_norm", [t, clip_norm]) as scope:
         values = convert_to_tensor(t.values if _is_sparse(t) else t, name="t")
         clip = convert_to_tensor(clip_norm, dtype=values.dtype, name="clip_norm")
         l2sum = reduction_ops.reduce_sum(values * values, axes, keepdims=True)
         positive = math_ops.greater(l2sum, array_ops.zeros_like(l2sum))
-        safe = math_ops.where_v2(positive, l2sum, array_ops.ones_like(l2sum))
-        l2norm = math_ops.where_v2(positive, math_ops.sqrt(safe), l2sum)
+        safe = select_ops.where_v2(positive, l2sum, array_ops.ones_like(l2sum))
+        l2norm = select_ops.where_v2(positive, math_ops.sqrt(safe), l2sum)
         clipped = math_ops.truediv(values * clip, math_ops.maximum(l2norm, clip))
         if _is_sparse(t):
             return IndexedSlices(array_ops.identity(clipped, name=scope), t.indices, t.dense_shape)
@@ -120,7 +118,6 @@ def global_norm(t_list: Sequence[Any], name: str | None = None) -> Tensor:
     Raises:
         TypeError: ``t_list`` is not a sequence, or its tensors differ in dtype.
     """
-    from flowmesh.ops import array_ops, math_ops, reduction_ops
 
     items = [t for t in _as_list(t_list, "t_list") if t is not None]
     with name_scope(name, "global_norm", items) as scope:
@@ -149,7 +146,6 @@ def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any, use_norm: Any = N
     Raises:
         TypeError: ``t_list`` is not a sequence.
     """
-    from flowmesh.ops import array_ops, math_ops
 
     items = _as_list(t_list, "t_list")
     with name_scope(name, "clip_by_global_norm", [t for t in items if t is not None]):
@@ -164,19 +160,18 @@ def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any, use_norm: Any = N
                 clipped.append(None)
                 continue
             values = convert_to_tensor(t.values if _is_sparse(t) else t)
-            out = array_ops.identity(values * math_ops.cast(scale, values.dtype))
+            out = array_ops.identity(values * cast_ops.cast(scale, values.dtype))
             clipped.append(IndexedSlices(out, t.indices, t.dense_shape) if _is_sparse(t) else out)
         return clipped, norm
 
 
 def clip_by_average_norm(t: Any, clip_norm: Any, name: str | None = None) -> Tensor:
     """Scales ``t`` so that ``l2norm(t) / size(t)`` is at most ``clip_norm`` (deprecated TF)."""
-    from flowmesh.ops import array_ops, math_ops, reduction_ops
 
     with name_scope(name, "clip_by_average_norm", [t, clip_norm]) as scope:
         x = convert_to_tensor(t, name="t")
         clip = convert_to_tensor(clip_norm, dtype=x.dtype, name="clip_norm")
-        count = math_ops.cast(array_ops.size(x), x.dtype)
+        count = cast_ops.cast(array_ops.size(x), x.dtype)
         inverse_norm = math_ops.rsqrt(reduction_ops.reduce_sum(x * x))
         factor = math_ops.minimum(inverse_norm * count, math_ops.truediv(
             convert_to_tensor(1.0, dtype=x.dtype), clip))

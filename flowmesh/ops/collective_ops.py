@@ -29,6 +29,7 @@ from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Operation, Tensor, get_default_graph
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, as_shape, unknown_shape
+from flowmesh.ops import array_ops, cast_ops, math_ops
 from flowmesh.ops._builders import REAL_NUMERIC, check_dtype, make_op
 
 WORLD = 0
@@ -73,8 +74,6 @@ def _grad_attrs(op: Operation) -> dict[str, Any]:
 
 
 def _all_reduce_grad(op: Operation, *grads: Tensor) -> list[Any]:
-    from flowmesh.ops import math_ops
-
     merge = op.attrs["merge_op"]
     keys = _grad_attrs(op)
     if merge in ("sum", "mean"):
@@ -82,26 +81,22 @@ def _all_reduce_grad(op: Operation, *grads: Tensor) -> list[Any]:
     summed = grouped_all_reduce(list(grads), merge_op="sum", name="AllReduceGrad", **keys)
     if merge == "product":
         return [s * y / x for s, x, y in zip(summed, op.inputs, op.outputs)]
-    masks = [math_ops.cast(math_ops.equal(x, y), x.dtype) for x, y in zip(op.inputs, op.outputs)]
+    masks = [cast_ops.cast(math_ops.equal(x, y), x.dtype) for x, y in zip(op.inputs, op.outputs)]
     counts = grouped_all_reduce(masks, merge_op="sum", name="AllReduceTies", **keys)
     return [s * m / c for s, m, c in zip(summed, masks, counts)]
 
 
 def _all_gather_grad(op: Operation, *grads: Tensor) -> list[Any]:
-    from flowmesh.ops import array_ops
-
     rows = [array_ops.shape(x, out_type=dtypes.int32)[0] for x in op.inputs]
     return grouped_reduce_scatter(list(grads), merge_op="sum", rows=rows, name="AllGatherGrad",
                                   **_grad_attrs(op))
 
 
 def _broadcast_grad(op: Operation, *grads: Tensor) -> list[Any]:
-    from flowmesh.ops import math_ops
-
     keys = _grad_attrs(op)
     summed = grouped_all_reduce(list(grads), merge_op="sum", name="BroadcastGrad", **keys)
     is_root = math_ops.equal(group_rank(**keys), op.attrs["root"])
-    return [s * math_ops.cast(is_root, s.dtype) for s in summed]
+    return [s * cast_ops.cast(is_root, s.dtype) for s in summed]
 
 
 def _reduce_scatter_grad(op: Operation, *grads: Tensor) -> list[Any]:
@@ -109,10 +104,10 @@ def _reduce_scatter_grad(op: Operation, *grads: Tensor) -> list[Any]:
     no_rows: list[Any] = [None] * op.attrs.get("num_rows", 0)
     gathered = grouped_all_gather(list(grads), name="ReduceScatterGrad", **keys)
     if op.attrs["merge_op"] == "mean":
-        from flowmesh.ops import math_ops
+        from flowmesh.ops import cast_ops
 
         size = group_size(**keys)
-        return [g / math_ops.cast(size, g.dtype) for g in gathered] + no_rows
+        return [g / cast_ops.cast(size, g.dtype) for g in gathered] + no_rows
     if op.attrs["merge_op"] != "sum":
         raise LookupError(f"No gradient for reduce-scatter with merge_op "
                           f"{op.attrs['merge_op']!r} (op '{op.name}'); use sum or mean")

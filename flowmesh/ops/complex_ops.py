@@ -13,6 +13,7 @@ from flowmesh.core.graph import Tensor
 from flowmesh.core.registry import register_op
 from flowmesh.ops import array_ops, math_ops
 from flowmesh.ops._builders import broadcast_binary, make_tensor
+from flowmesh.ops.reduction_ops import reduce_to_shape_of
 
 _REAL = {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}
 _COMPLEX = {dtypes.float32: dtypes.complex64, dtypes.float64: dtypes.complex128}
@@ -34,8 +35,6 @@ def _complex_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 
 
 def _complex_grad(op: Any, grad: Tensor) -> list:
-    from flowmesh.ops.math_ops import reduce_to_shape_of
-
     re, im = op.inputs
     return [reduce_to_shape_of(real(grad), re), reduce_to_shape_of(imag(grad), im)]
 

@@ -35,8 +35,16 @@ from flowmesh.core.graph import Operation, Tensor, get_default_graph, graph_of, 
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import unknown_shape
 from flowmesh.ops import _structure as nest
+from flowmesh.ops import array_ops
+from flowmesh.ops.array_ops import identity, stack
+from flowmesh.ops.cast_ops import cast
+from flowmesh.ops.control_flow_ops import group
 from flowmesh.ops.function_call import create_function_op, function_op_shape, function_output, unify_captures
 from flowmesh.ops.gradients_impl import gradients
+from flowmesh.ops.logging_ops import Assert
+from flowmesh.ops.math_ops import less_equal
+from flowmesh.ops.reduction_ops import reduce_sum
+from flowmesh.ops.resource_variable_ops import read_variable_op
 from flowmesh.ops.tensor_array import from_flow, outer_template, to_flow
 
 
@@ -96,8 +104,6 @@ def _dense(grad: Any) -> Tensor:
 
 def zeros_for(graph: FuncGraph, forward_input: Tensor) -> Tensor:
     """Zeros shaped like the gradient of a (captured) forward input, built in ``graph``."""
-    from flowmesh.ops import array_ops
-    from flowmesh.ops.resource_variable_ops import read_variable_op
 
     inner = graph.capture(forward_input)
     if forward_input.dtype != dtypes.resource:
@@ -358,9 +364,6 @@ def _case_pairs(pred_fn_pairs: Any) -> list[tuple[Tensor, Callable[[], Any]]]:
 
 
 def _checked_default(action: Callable[[], Any], pred: Tensor, preds: list[Tensor]) -> Any:
-    from flowmesh.ops.array_ops import stack
-    from flowmesh.ops.logging_ops import Assert
-
     check = Assert(pred, ["Input error: None of conditions evaluated as True:",
                           stack(preds, name="preds_c")], name="Assert")
     with get_default_graph().control_dependencies([check]):
@@ -369,8 +372,6 @@ def _checked_default(action: Callable[[], Any], pred: Tensor, preds: list[Tensor
 
 def _with_control(result: Any) -> Any:
     """Re-creates returned tensors under the active control dependencies."""
-    from flowmesh.ops.array_ops import identity
-    from flowmesh.ops.control_flow_ops import group  # (control_flow_ops does not import cond)
 
     def wrap(value: Any) -> Any:
         if isinstance(value, Operation):
@@ -383,11 +384,6 @@ def _with_control(result: Any) -> Any:
 
 
 def _assert_at_most_one(preds: list[Tensor]) -> Operation:
-    from flowmesh.ops.array_ops import stack
-    from flowmesh.ops.logging_ops import Assert
-    from flowmesh.ops.math_ops import cast, less_equal
-    from flowmesh.ops.reduction_ops import reduce_sum
-
     stacked = stack(preds, name="preds_c")
     num_true = reduce_sum(cast(stacked, dtypes.int32), name="num_true_conds")
     names = ", ".join(p.name for p in preds)

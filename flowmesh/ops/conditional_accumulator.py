@@ -37,6 +37,7 @@ from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, as_shape, unknown_shape
 from flowmesh.ops._builders import make_op, make_tensor
+from flowmesh.ops.cast_ops import cast
 
 _RESOURCE = [(dtypes.resource, TensorShape([]))]
 _REDUCTIONS = ("MEAN", "SUM")
@@ -110,8 +111,6 @@ register_op("AccumulatorCancelPendingTakes", _no_outputs, not_differentiable=Tru
 
 # --- the Python API -------------------------------------------------------------------------
 def _int64(value: Any, name: str) -> Tensor:
-    from flowmesh.ops.math_ops import cast
-
     return cast(convert_to_tensor(value, name=name), dtypes.int64)
 
 

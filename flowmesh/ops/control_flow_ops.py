@@ -84,10 +84,3 @@ def with_dependencies(dependencies: Sequence[Any], output_tensor: Any, name: str
                 return IndexedSlices(identity(output_tensor.values, name=scope),
                                      output_tensor.indices, output_tensor.dense_shape)
             return identity(output_tensor, name=scope)
-
-
-# Run-time checks live in logging_ops.py (re-exported here); tf.cond/case are in cond.py and
-# tf.while_loop in while_loop.py, which build on this module.
-from flowmesh.ops.logging_ops import Assert, Print  # noqa: E402, F401
-
-

@@ -22,6 +22,8 @@ from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
 from flowmesh.ops import _structure as nest
 from flowmesh.ops._builders import make_op, make_tensor
+from flowmesh.ops.array_ops import identity
+from flowmesh.ops.control_flow_ops import tuple as tf_tuple
 
 CRITICAL_SECTIONS = "critical_sections"
 CRITICAL_SECTION_EXECUTIONS = "critical_section_executions"
@@ -90,8 +92,6 @@ class CriticalSection:
             ValueError: ``fn`` uses this critical section itself (a deadlock), or a resource
                 is shared with another critical section's exclusive execution.
         """
-        from flowmesh.ops.array_ops import identity
-        from flowmesh.ops.control_flow_ops import tuple as tf_tuple
 
         graph = get_default_graph()
         with name_scope(name, "critical_section_execute"):

@@ -17,6 +17,11 @@ from flowmesh.core.sparse_tensor import SparseTensor
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.ops import array_ops, cast_ops, math_ops, reduction_ops
 from flowmesh.ops._builders import make_op
+from flowmesh.ops.functional_ops import map_fn
+from flowmesh.ops.gather_ops import boolean_mask
+from flowmesh.ops.manip_ops import pad, sequence_mask, unique
+from flowmesh.ops.nd_index_ops import scatter_nd
+from flowmesh.ops.range_ops import range as range_
 
 
 def _check_inputs(op_type: str, inputs: Sequence[Tensor]) -> tuple[Any, Any]:
@@ -110,10 +115,6 @@ def collapse_repeated(labels: Any, seq_length: Any, name: str | None = None) -> 
     """Merges runs of a repeated label in each row of ``labels`` ``[batch, max_len]`` within
     its ``seq_length`` (``tf.nn.collapse_repeated``). Returns ``(collapsed labels
     [batch, new_max_len] zero-padded, new lengths)``."""
-    from flowmesh.ops.gather_ops import boolean_mask
-    from flowmesh.ops.manip_ops import sequence_mask
-    from flowmesh.ops.nd_index_ops import scatter_nd
-    from flowmesh.ops.range_ops import range as range_
 
     with name_scope(name, "collapse_repeated_labels", [labels, seq_length]):
         labels = convert_to_tensor(labels, name="labels")
@@ -136,8 +137,6 @@ def ctc_unique_labels(labels: Any, name: str | None = None) -> tuple[Tensor, Ten
     """Per row of ``labels`` ``[batch, max_len]``: its unique labels in order of first
     appearance, zero-padded to ``max_len`` (int64), and each label's index into them
     (``tf.nn.ctc_unique_labels``)."""
-    from flowmesh.ops.functional_ops import map_fn
-    from flowmesh.ops.manip_ops import pad, unique
 
     with name_scope(name, "ctc_unique_labels", [labels]):
         labels = convert_to_tensor(labels, name="labels")

@@ -22,6 +22,10 @@ from flowmesh.core.graph import Operation, Tensor, get_default_graph, graph_of
 from flowmesh.core.registry import RegisterGradient, register_op
 from flowmesh.ops import _structure as nest
 from flowmesh.ops._builders import make_op
+from flowmesh.ops.array_ops import identity
+from flowmesh.ops.gradients_impl import gradients
+from flowmesh.ops.variable_scope import get_variable_scope, variable_scope
+from flowmesh.ops.variables import global_variables, local_variables
 
 _uid = itertools.count()
 
@@ -49,7 +53,6 @@ def variable_reads(variable: Any) -> set[Tensor]:
 
 def _variables_read(ops: Sequence[Operation]) -> list[Any]:
     """The variables the ops in ``ops`` use, sorted by name (TensorFlow's order)."""
-    from flowmesh.ops.variables import global_variables, local_variables
 
     used = {t for op in ops for t in op.inputs}
     graph = get_default_graph()
@@ -124,9 +127,6 @@ def recompute_grad(f: Callable[..., Any]) -> Callable[..., Any]:
     """``f`` whose intermediate values are not kept for backpropagation: its gradient runs
     ``f`` again on the same inputs once the output gradients exist, trading compute for
     memory (``tf.recompute_grad``). Variables ``f`` creates are reused by the recomputation."""
-    from flowmesh.ops.array_ops import identity
-    from flowmesh.ops.gradients_impl import gradients
-    from flowmesh.ops.variable_scope import get_variable_scope, variable_scope
 
     @custom_gradient
     def inner(*args: Any, **kwargs: Any) -> Any:

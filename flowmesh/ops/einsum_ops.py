@@ -20,6 +20,7 @@ from flowmesh.core.graph import Tensor
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, unknown_shape
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.ops import array_ops, reduction_ops
 from flowmesh.ops._builders import FLOATS_COMPLEX, INDEX_TYPES, check_dtype, make_tensor
 
 
@@ -112,8 +113,6 @@ def _einsum_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 
 
 def _einsum_grad(op: Any, grad: Tensor) -> list:
-    from flowmesh.ops import array_ops, math_ops, reduction_ops
-
     equation = op.attrs["equation"]
     if "..." in equation:
         raise LookupError(f"The gradient of Einsum '{op.name}' needs operands of known rank "
@@ -132,13 +131,12 @@ def _einsum_grad(op: Any, grad: Tensor) -> list:
         if kept != term:  # labels only this operand has: the gradient is constant along them
             g = array_ops.reshape(g, _expanded_shape(g, term, kept))
             g = reduction_ops.broadcast_to(g, array_ops.shape(x))
-        grads.append(math_ops.reduce_to_shape_of(g, x))
+        grads.append(reduction_ops.reduce_to_shape_of(g, x))
     return grads
 
 
 def _expanded_shape(g: Tensor, term: str, kept: str) -> Any:
     """``g``'s shape with 1s inserted for the labels of ``term`` missing from ``kept``."""
-    from flowmesh.ops import array_ops
 
     g_shape = array_ops.shape(g)
     return array_ops.stack([g_shape[kept.index(c)] if c in kept else 1 for c in term])

@@ -27,8 +27,9 @@ from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, unknown_shape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, gather_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, gather_ops, math_ops, range_ops, select_ops
 from flowmesh.ops._builders import make_op, make_tensor
+from flowmesh.ops.reduction_ops import reduce_prod, reduce_sum
 
 
 # --- DynamicPartition ------------------------------------------------------------------------
@@ -49,10 +50,9 @@ def _partition_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 
 def _partition_grad(op: Any, *grads: Tensor) -> list:
     data, partitions = op.inputs
-    from flowmesh.ops.reduction_ops import reduce_prod
 
     prefix_shape = array_ops.shape(partitions)
-    original = array_ops.reshape(math_ops.range(reduce_prod(prefix_shape)), prefix_shape)
+    original = array_ops.reshape(range_ops.range(reduce_prod(prefix_shape)), prefix_shape)
     pieces = dynamic_partition(original, partitions, op.attrs["num_partitions"])
     filled = [array_ops.zeros_like(t) if g is None else g for g, t in zip(grads, op.outputs)]
     stitched = dynamic_stitch(pieces, filled)
@@ -100,11 +100,11 @@ def _stitch_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 def _stitch_grad(op: Any, grad: Any) -> list:
     n = op.attrs["N"]
     if isinstance(grad, IndexedSlices):
-        from flowmesh.ops.reduction_ops import unsorted_segment_sum
+        from flowmesh.ops.segment_ops import unsorted_segment_sum
 
         rows = array_ops.shape(op.outputs[0])[0]
         grad = unsorted_segment_sum(grad.values, grad.indices, rows)
-    indices = [math_ops.cast(t, dtypes.int32) for t in op.inputs[:n]]
+    indices = [cast_ops.cast(t, dtypes.int32) for t in op.inputs[:n]]
     return [None] * n + [gather_ops.gather(grad, i) for i in indices]
 
 
@@ -152,17 +152,16 @@ def _clip_rows(values: Tensor, ids: Tensor, max_norm: Any) -> Tensor:
     """Rescales each embedding whose L2 norm exceeds ``max_norm`` (``clip_by_norm``)."""
     if max_norm is None:
         return values
-    from flowmesh.ops.reduction_ops import reduce_sum
 
     if ids.shape.rank is not None and values.shape.rank is not None:
         axes: Any = list(range(ids.shape.rank, values.shape.rank))
     else:
-        axes = math_ops.range(array_ops.rank(ids), array_ops.rank(values))
+        axes = range_ops.range(array_ops.rank(ids), array_ops.rank(values))
     clip = convert_to_tensor(max_norm, dtype=values.dtype, name="max_norm")
     l2sum = reduce_sum(values * values, axes, keepdims=True)
     positive = math_ops.greater(l2sum, 0.0)
-    safe = math_ops.where(positive, l2sum, array_ops.ones_like(l2sum))
-    l2norm = math_ops.where(positive, math_ops.sqrt(safe), l2sum)
+    safe = select_ops.where(positive, l2sum, array_ops.ones_like(l2sum))
+    l2norm = select_ops.where(positive, math_ops.sqrt(safe), l2sum)
     return array_ops.identity(values * clip / math_ops.maximum(l2norm, clip))
 
 
@@ -174,12 +173,12 @@ def _div_assignments(flat_ids: Tensor, params: list[Any]) -> tuple[Tensor, Tenso
     else:
         from flowmesh.ops.reduction_ops import reduce_sum
 
-        rows = [math_ops.cast(array_ops.shape(p)[0], flat_ids.dtype) for p in params]
+        rows = [cast_ops.cast(array_ops.shape(p)[0], flat_ids.dtype) for p in params]
         total = reduce_sum(array_ops.stack(rows))
     per = math_ops.floordiv(total, n)
     extras = math_ops.floormod(total, n)
     assign = math_ops.maximum(math_ops.floordiv(flat_ids, per + 1), math_ops.floordiv(flat_ids - extras, per))
-    in_extras = math_ops.cast(math_ops.less(assign, extras), flat_ids.dtype)
+    in_extras = cast_ops.cast(math_ops.less(assign, extras), flat_ids.dtype)
     new_ids = (in_extras * math_ops.floormod(flat_ids, per + 1)
                + (1 - in_extras) * math_ops.floormod(flat_ids - extras, per))
     return assign, new_ids
@@ -196,12 +195,12 @@ def _element_shape(params: list[Any]) -> TensorShape:
 def _partitioned_lookup(params: list[Any], ids: Tensor, strategy: str, name: str) -> Tensor:
     n = len(params)
     flat_ids = array_ops.reshape(ids, [-1])
-    original = math_ops.range(array_ops.size(flat_ids))
+    original = range_ops.range(array_ops.size(flat_ids))
     if strategy == "mod":
         assign, new_ids = math_ops.floormod(flat_ids, n), math_ops.floordiv(flat_ids, n)
     else:
         assign, new_ids = _div_assignments(flat_ids, params)
-    assign = math_ops.cast(assign, dtypes.int32)
+    assign = cast_ops.cast(assign, dtypes.int32)
     gather_ids = dynamic_partition(new_ids, assign, n)
     positions = dynamic_partition(original, assign, n)
     rows = [_colocated_gather(p, pids) for p, pids in zip(params, gather_ids)]

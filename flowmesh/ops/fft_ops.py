@@ -14,9 +14,10 @@ from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, manip_ops, math_ops
-from flowmesh.ops._builders import make_tensor, same_shape
+from flowmesh.ops import array_ops, cast_ops, manip_ops, math_ops, range_ops
+from flowmesh.ops._builders import constant_value, make_tensor, same_shape
 from flowmesh.ops.complex_ops import complex, conj, real
+from flowmesh.ops.reduction_ops import reduce_prod
 
 _FFTS = {"FFT": 1, "IFFT": 1, "FFT2D": 2, "IFFT2D": 2, "FFT3D": 3, "IFFT3D": 3}
 _INVERSE = {"FFT": "IFFT", "IFFT": "FFT", "FFT2D": "IFFT2D", "IFFT2D": "FFT2D", "FFT3D": "IFFT3D", "IFFT3D": "FFT3D"}
@@ -24,12 +25,10 @@ _INVERSE = {"FFT": "IFFT", "IFFT": "FFT", "FFT2D": "IFFT2D", "IFFT2D": "FFT2D", 
 
 def _size(t: Tensor, dims: int) -> Tensor:
     shape = array_ops.shape(t)
-    return math_ops.cast(reduction_prod(shape[-dims:]), t.dtype)
+    return cast_ops.cast(reduction_prod(shape[-dims:]), t.dtype)
 
 
 def reduction_prod(x: Tensor) -> Tensor:
-    from flowmesh.ops.reduction_ops import reduce_prod
-
     return reduce_prod(x)
 
 
@@ -89,8 +88,6 @@ def _static_lengths(x: Tensor, dims: int, fft_length: Any) -> list[int]:
 
 
 def _const(t: Tensor) -> Any:
-    from flowmesh.ops._builders import constant_value
-
     value = constant_value(t)
     if value is None:
         raise InvalidArgumentError("fft_length must be a constant")
@@ -187,7 +184,7 @@ def _cosine_window(length: int, periodic: bool, a: float, b: float, dtype: Any, 
         if n == 1:
             return array_ops.ones([1], dtype=dtype)
         denominator = n + (1 if periodic and n % 2 == 0 else 0) - 1
-        k = math_ops.cast(math_ops.range(n), dtype)
+        k = cast_ops.cast(range_ops.range(n), dtype)
         return a - b * math_ops.cos(2.0 * math.pi * k / float(denominator))
 
 

@@ -20,7 +20,7 @@ from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
-from flowmesh.ops import math_ops
+from flowmesh.ops import cast_ops
 from flowmesh.ops._builders import constant_value, make_tensor
 
 _COMPLEX = {dtypes.float32: dtypes.complex64, dtypes.float64: dtypes.complex128}
@@ -91,7 +91,7 @@ def _fftnd(kind: str, input_tensor: Any, fft_length: Any, axes: Any, norm: str |
             n = float(math.prod(lengths))
             scale = n if norm == "forward" else math.sqrt(n)
             inverse = kind.startswith("I")
-            x = x * math_ops.cast(scale if inverse else 1.0 / scale, x.dtype)
+            x = x * cast_ops.cast(scale if inverse else 1.0 / scale, x.dtype)
         args = [x, convert_to_tensor(lengths, dtype=dtypes.int32, name="fft_length"),
                 convert_to_tensor(axes_v, dtype=dtypes.int32, name="axes")]
         return make_tensor(kind, args, _type_attrs(kind, x.dtype), name=kind)

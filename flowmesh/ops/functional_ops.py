@@ -18,6 +18,9 @@ from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, get_default_graph, name_scope
 from flowmesh.core.shapes import TensorShape
 from flowmesh.ops import _structure as nest
+from flowmesh.ops import array_ops, gather_ops, math_ops
+from flowmesh.ops.array_ops import identity
+from flowmesh.ops.constant_op import constant
 from flowmesh.ops.while_accumulators import accumulator_stack
 from flowmesh.ops.while_grad import while_accumulator
 from flowmesh.ops.while_loop import while_loop
@@ -27,8 +30,6 @@ class _Elems:
     """The flattened ``elems`` of a functional op and its number of rows."""
 
     def __init__(self, elems: Any, what: str):
-        from flowmesh.ops import array_ops
-
         self.structure = elems
         self.flat = [convert_to_tensor(e, name="elem") for e in nest.flatten(elems)]
         if not self.flat:
@@ -46,20 +47,16 @@ class _Elems:
                 )
             static = first if first is not None else static
         self.static_n = static
-        from flowmesh.ops.constant_op import constant
 
         self.n = constant(static, dtype=dtypes.int32, name="n") if static is not None else \
             array_ops.shape(self.flat[0], out_type=dtypes.int32)[0]
 
     def rows(self, index: Tensor) -> Any:
-        from flowmesh.ops import gather_ops
-
         return nest.pack_sequence_as(self.structure, [gather_ops.gather(t, index) for t in self.flat])
 
 
 def _in_graph(value: Any) -> Tensor:
     """A tensor of the current (function) graph for a returned leaf."""
-    from flowmesh.ops.array_ops import identity
 
     tensor = convert_to_tensor(value)
     return tensor if tensor.graph is get_default_graph() else identity(tensor)
@@ -130,7 +127,6 @@ def _check_dtypes(expected: Any, flat: list[Tensor]) -> None:
 def _scan_loop(fn: Callable[[Any, Any], Any], rows: _Elems, initializer: Any, reverse: bool,
                loop_kwargs: dict[str, Any]) -> tuple[Any, Any, int]:
     """Runs the carry loop; returns (While op, final carry, index of the first step)."""
-    from flowmesh.ops import math_ops
 
     if initializer is None:
         first = rows.n - 1 if reverse else 0
@@ -173,7 +169,6 @@ def scan(fn: Callable[[Any, Any], Any], elems: Any, initializer: Any = None,
     Returns:
         The stacked accumulators, in the structure of ``initializer`` (or ``elems``).
     """
-    from flowmesh.ops import array_ops
 
     if not callable(fn):
         raise TypeError("fn must be callable.")

@@ -10,14 +10,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from flowmesh.core import dtypes
-from flowmesh.core.convert import convert_to_tensor, register_tensor_conversion_function
+from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
-from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, unknown_shape
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.ops._builders import constant_value, make_tensor
-from flowmesh.ops.array_ops import _int_attr_tensor, concat, expand_dims, reshape, shape, squeeze, transpose
+from flowmesh.ops.array_ops import _int_attr_tensor, concat, reshape, shape, squeeze
+from flowmesh.ops.select_ops import where
 
 
 # --- GatherV2 ------------------------------------------------------------------------------
@@ -53,54 +53,7 @@ def _check_gather_axes(axis: int, batch_dims: int, params_rank: int, indices_ran
     return axis
 
 
-def _gather_grad(op: Any, grad: Tensor) -> list:
-    """IndexedSlices for axis 0; otherwise a dense segment sum (as TensorFlow)."""
-    params, indices, axis_t = op.inputs
-    axis, batch_dims = constant_value(axis_t), op.attrs.get("batch_dims", 0)
-    index_type = dtypes.int64 if indices.dtype == dtypes.int64 else dtypes.int32
-    params_shape = shape(params, out_type=index_type)
-    if axis is not None and int(axis) == 0 and batch_dims == 0:
-        values_shape = concat([[-1], params_shape[1:]], 0)
-        values = reshape(grad, values_shape)
-        return [IndexedSlices(values, reshape(indices, [-1]), params_shape), None, None]
-    if axis is None or params.shape.rank is None or indices.shape.rank is None:
-        raise LookupError(
-            f"The gradient of GatherV2 '{op.name}' with axis != 0 needs a constant axis and "
-            f"known ranks (got axis={axis}, params {params.shape}, indices {indices.shape})")
-    rank_ = params.shape.rank
-    axis = int(axis) % rank_
-    return [_dense_gather_grad(grad, indices, params_shape, axis, batch_dims, rank_), None, None]
-
-
-def _dense_gather_grad(grad: Tensor, indices: Tensor, params_shape: Tensor, axis: int,
-                       batch_dims: int, rank_: int) -> Tensor:
-    from flowmesh.ops.math_ops import add, cast, multiply
-    from flowmesh.ops.math_ops import range as range_op
-    from flowmesh.ops.reduction_ops import reduce_prod, unsorted_segment_sum
-
-    # values: [batch..., outer..., N, inner...] with N = number of gathered indices per batch.
-    batch_shape = params_shape[:batch_dims]
-    flat_indices = reshape(indices, concat([batch_shape, [-1]], 0))
-    values = reshape(grad, concat([params_shape[:axis], [-1], params_shape[axis + 1:]], 0))
-    # Move N next to the batch dims, then fold the batch into the segment ids.
-    perm = list(range(batch_dims)) + [axis] + [d for d in range(batch_dims, rank_) if d != axis]
-    moved = transpose(values, perm)
-    dim_size = params_shape[axis]
-    if batch_dims:
-        batch_size = reduce_prod(batch_shape)
-        offsets = multiply(range_op(batch_size, dtype=flat_indices.dtype),
-                           cast(dim_size, flat_indices.dtype))
-        flat_indices = add(reshape(flat_indices, [batch_size, -1]), expand_dims(offsets, 1))
-        dim_size = multiply(batch_size, dim_size)
-    moved_shape = shape(moved, out_type=params_shape.dtype)
-    flat_values = reshape(moved, concat([[-1], moved_shape[batch_dims + 1:]], 0))
-    summed = unsorted_segment_sum(flat_values, reshape(flat_indices, [-1]), dim_size)
-    summed = reshape(summed, concat([batch_shape, [params_shape[axis]], moved_shape[batch_dims + 1:]], 0))
-    inverse = [perm.index(d) for d in range(rank_)]
-    return transpose(summed, inverse)
-
-
-register_op("GatherV2", _gather_shape, grad=_gather_grad)
+register_op("GatherV2", _gather_shape)  # gradient: array_grad
 
 
 def gather(params: Any, indices: Any, validate_indices: Any = None, name: str | None = None,
@@ -149,24 +102,12 @@ def batch_gather(params: Any, indices: Any, name: str | None = None) -> Tensor:
     return gather(params, idx, axis=batch, batch_dims=batch, name=name or "batch_gather")
 
 
-def _indexed_slices_to_tensor(value: IndexedSlices, dtype: Any, name: str | None) -> Tensor:
-    from flowmesh.ops.reduction_ops import unsorted_segment_sum
-
-    if value.dense_shape is None:
-        raise ValueError(f"Cannot convert {value!r} to a Tensor without a dense_shape")
-    with name_scope(name, "IndexedSlicesToTensor"):
-        return unsorted_segment_sum(value.values, value.indices, value.dense_shape[0])
-
-
-register_tensor_conversion_function(IndexedSlices, _indexed_slices_to_tensor)
 
 
 # --- boolean_mask ------------------------------------------------------------------------
 def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask", axis: Any = None) -> Tensor:
     """The elements (or slices) of ``tensor`` where ``mask`` is true, flattened along the
     masked dimensions (``axis`` .. ``axis + rank(mask)``)."""
-    from flowmesh.ops.math_ops import where
-
     with name_scope(name) as scope:
         x = convert_to_tensor(tensor)
         m = convert_to_tensor(mask, dtype=dtypes.bool)

@@ -23,8 +23,10 @@ from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Graph, Operation, Tensor, get_default_graph
 from flowmesh.ops import _structure as nest
 from flowmesh.ops import array_ops
+from flowmesh.ops.constant_op import constant
 from flowmesh.ops.custom_gradient import variable_reads
 from flowmesh.ops.gradients_impl import gradients
+from flowmesh.ops.variables import global_variables, local_variables
 
 
 def _handle_or_tensor(x: Any) -> Tensor:
@@ -36,7 +38,6 @@ def _handle_or_tensor(x: Any) -> Tensor:
 
 def _one_hot(i: int, n: int, shape: list[int], dtype: Any) -> Tensor:
     """A constant of ``shape`` with a one at flat position ``i`` (selects one target entry)."""
-    from flowmesh.ops.constant_op import constant
 
     value = np.zeros(n, dtype.as_numpy_dtype)
     value[i] = 1
@@ -45,7 +46,6 @@ def _one_hot(i: int, n: int, shape: list[int], dtype: Any) -> Tensor:
 
 def _one_hot_columns(j: int, batch: int, n: int, target: Tensor) -> Tensor:
     """Ones at inner position ``j`` of every example (selects one target entry per example)."""
-    from flowmesh.ops.constant_op import constant
 
     value = np.zeros((batch, n), target.dtype.as_numpy_dtype)
     value[:, j] = 1
@@ -108,7 +108,6 @@ class GradientTape:
 
     def watched_variables(self) -> tuple[Any, ...]:
         """The variables watched explicitly or read while recording, in watch/creation order."""
-        from flowmesh.ops.variables import global_variables, local_variables
 
         found = [v for v in self._watched if hasattr(v, "handle")]
         if self._watch_accessed and self._graph is not None:

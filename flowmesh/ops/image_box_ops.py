@@ -15,6 +15,7 @@ from flowmesh.core.graph import Operation, Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.ops import array_ops
 from flowmesh.ops._builders import constant_value, make_op, make_tensor
 
 
@@ -176,8 +177,6 @@ def _crop_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 
 
 def _crop_grad(op: Operation, grad: Tensor) -> list:
-    from flowmesh.ops import array_ops
-
     image, boxes, box_ind, _ = op.inputs
     attrs = {"method": op.attrs["method"], "T": image.dtype}
     d_image = make_tensor("CropAndResizeGradImage", [grad, boxes, box_ind, array_ops.shape(image)], attrs,

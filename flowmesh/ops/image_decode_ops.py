@@ -15,6 +15,8 @@ from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.ops._builders import make_tensor
+from flowmesh.ops.math_ops import equal
+from flowmesh.ops.string_ops import substr
 
 
 def _scalar_input(op_type: str, inputs: Sequence[Tensor]) -> None:
@@ -117,8 +119,6 @@ def extract_jpeg_shape(contents: Any, output_type: Any = dtypes.int32,
 def is_jpeg(contents: Any, name: str | None = None) -> Tensor:
     """True when ``contents`` starts with JPEG's ``FF D8 FF`` (``tf.io.is_jpeg``)."""
     from flowmesh.core.graph import name_scope
-    from flowmesh.ops.math_ops import equal
-    from flowmesh.ops.string_ops import substr
 
     with name_scope(name or "is_jpeg"):
         return equal(substr(_contents(contents), 0, 3), b"\xff\xd8\xff", name="is_jpeg")

@@ -17,6 +17,8 @@ from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.ops._builders import REAL_NUMERIC, check_dtype, constant_value, make_tensor
+from flowmesh.ops.array_ops import shape as shape_op
+from flowmesh.ops.strided_slice_ops import strided_slice
 
 _DECODE_CHANNELS = (0, 1, 3, 4)
 
@@ -97,8 +99,6 @@ def _linear_grad(grad_op: str):
 
 
 def _nn_grad(op: Any, g: Tensor) -> list:
-    from flowmesh.ops.array_ops import shape as shape_op
-    from flowmesh.ops.strided_slice_ops import strided_slice
     size = strided_slice(shape_op(op.inputs[0]), [1], [3], [1])
     return [make_tensor("ResizeNearestNeighborGrad", [g, size], _attrs_of(op),
                         name="ResizeNearestNeighborGrad"), None]

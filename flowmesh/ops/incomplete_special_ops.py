@@ -22,7 +22,7 @@ from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
 from flowmesh.ops import math_ops
 from flowmesh.ops._builders import broadcast_binary, check_dtype, convert_same_dtype, make_tensor
-from flowmesh.ops.math_ops import reduce_to_shape_of
+from flowmesh.ops.reduction_ops import reduce_to_shape_of
 from flowmesh.ops.special_math_ops import xlog1py
 
 _REAL = (dtypes.float32, dtypes.float64)

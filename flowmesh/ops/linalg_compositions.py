@@ -10,7 +10,7 @@ import numpy as np
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
-from flowmesh.ops import array_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, reduction_ops
 from flowmesh.ops._builders import FLOATS, check_dtype
 from flowmesh.ops.linalg_ops import matmul, norm
 from flowmesh.ops.select_ops import where
@@ -29,7 +29,7 @@ def _largest_dim(a: Tensor) -> Any:
     dims = a.shape.as_list()[-2:] if a.shape.rank else [None]
     if None not in dims:
         return float(max(dims))
-    return math_ops.cast(reduction_ops.reduce_max(array_ops.shape(a)[-2:]), a.dtype)
+    return cast_ops.cast(reduction_ops.reduce_max(array_ops.shape(a)[-2:]), a.dtype)
 
 
 def matrix_rank(a: Any, tol: Any = None, validate_args: bool = False, name: str | None = None) -> Tensor:
@@ -40,7 +40,7 @@ def matrix_rank(a: Any, tol: Any = None, validate_args: bool = False, name: str 
         if tol is None:
             eps = float(np.finfo(t.dtype.as_numpy_dtype).eps)
             tol = eps * _largest_dim(t) * reduction_ops.reduce_max(s, axis=-1, keepdims=True)
-        return reduction_ops.reduce_sum(math_ops.cast(math_ops.greater(s, tol), dtypes.int32), axis=-1)
+        return reduction_ops.reduce_sum(cast_ops.cast(math_ops.greater(s, tol), dtypes.int32), axis=-1)
 
 
 def pinv(a: Any, rcond: Any = None, validate_args: bool = False, name: str | None = None) -> Tensor:

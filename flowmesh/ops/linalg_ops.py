@@ -19,14 +19,14 @@ from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, broadcast_shapes, unknown_shape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, gather_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, gather_ops, math_ops, range_ops, reduction_ops
 from flowmesh.ops._builders import (
     FLOATS_COMPLEX,
     check_dtype,
     convert_same_dtype,
     make_tensor,
 )
-from flowmesh.ops.einsum_ops import einsum  # noqa: F401 - tf.linalg.einsum
+from flowmesh.ops.reduction_ops import reduce_sum
 
 
 # --- MatMul --------------------------------------------------------------------------------
@@ -62,7 +62,7 @@ def _matmul_grad(op: Any, grad: Tensor) -> list:
         gb = matmul(grad, a, transpose_a=True, transpose_b=True)
     if a.shape.rank == 2 and b.shape.rank == 2:
         return [ga, gb]
-    return [math_ops.reduce_to_shape_of(ga, a), math_ops.reduce_to_shape_of(gb, b)]
+    return [reduction_ops.reduce_to_shape_of(ga, a), reduction_ops.reduce_to_shape_of(gb, b)]
 
 
 register_op("MatMul", _matmul_shape, grad=_matmul_grad)
@@ -178,7 +178,7 @@ def matrix_transpose(a: Any, name: str = "matrix_transpose", conjugate: bool = F
             perm: Any = list(range(rank - 2)) + [rank - 1, rank - 2]
         else:
             r = array_ops.rank(x)
-            perm = array_ops.concat([math_ops.range(r - 2), array_ops.stack([r - 1, r - 2])], 0)
+            perm = array_ops.concat([range_ops.range(r - 2), array_ops.stack([r - 1, r - 2])], 0)
         if conjugate and x.dtype.is_complex:
             x = make_tensor("Conj", [x])  # defined in complex_ops
         return array_ops.transpose(x, perm, name=scope)
@@ -290,7 +290,6 @@ def diag_part(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
 
 def trace(x: Any, name: str | None = None) -> Tensor:
     """Sum of the main diagonal of each matrix ``[..., M, N]``."""
-    from flowmesh.ops.reduction_ops import reduce_sum
 
     with name_scope(name, "Trace", [x]) as scope:
         return reduce_sum(matrix_diag_part(convert_to_tensor(x)), -1, name=scope)
@@ -309,9 +308,9 @@ def eye(num_rows: Any, num_columns: Any = None, batch_shape: Any = None, dtype: 
             from flowmesh.ops.constant_op import constant
 
             return constant(np.ascontiguousarray(value), dtype=dtype, name=scope)
-        rows_t = math_ops.range(num_rows)
-        cols_t = math_ops.range(cols)
-        matrix = math_ops.cast(math_ops.equal(array_ops.expand_dims(rows_t, 1), cols_t), dtype)
+        rows_t = range_ops.range(num_rows)
+        cols_t = range_ops.range(cols)
+        matrix = cast_ops.cast(math_ops.equal(array_ops.expand_dims(rows_t, 1), cols_t), dtype)
         if batch_shape is None:
             return array_ops.identity(matrix, name=scope)
         from flowmesh.ops.reduction_ops import broadcast_to
@@ -353,7 +352,6 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = 
     Raises:
         ValueError: an unsupported ``ord``/``axis`` combination (e.g. the matrix 2-norm).
     """
-    from flowmesh.ops import reduction_ops
 
     keep = bool(keepdims if keepdims is not None else keep_dims)
     axes, is_matrix = _norm_axes(axis)

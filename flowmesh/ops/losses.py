@@ -15,7 +15,14 @@ from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import GraphKeys, Tensor, add_to_collection, get_collection, name_scope
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, select_ops
+from flowmesh.ops.constant_op import constant
+from flowmesh.ops.nn_ops import (
+    relu,
+    sigmoid_cross_entropy_with_logits,
+    softmax_cross_entropy_with_logits_v2,
+    sparse_softmax_cross_entropy_with_logits,
+)
 from flowmesh.ops.reduction_ops import reduce_sum
 
 
@@ -62,7 +69,6 @@ def get_regularization_loss(scope: str | None = None, name: str = "total_regular
     losses = get_regularization_losses(scope)
     if losses:
         return math_ops.add_n(losses, name=name)
-    from flowmesh.ops.constant_op import constant
 
     return constant(0.0)
 
@@ -99,14 +105,14 @@ def _check_broadcastable(weights: Tensor, losses: Tensor) -> None:
 def _num_present(losses: Tensor, weights: Tensor) -> Tensor:
     with name_scope(None, "num_present"):
         zero = math_ops.equal(weights, 0.0)
-        present = math_ops.where(zero, array_ops.zeros_like(weights), array_ops.ones_like(weights))
+        present = select_ops.where(zero, array_ops.zeros_like(weights), array_ops.ones_like(weights))
         present = present * array_ops.ones_like(losses)
         return reduce_sum(present)
 
 
 def _num_elements(losses: Tensor) -> Tensor:
     with name_scope(None, "num_elements"):
-        return math_ops.cast(array_ops.size(losses), losses.dtype)
+        return cast_ops.cast(array_ops.size(losses), losses.dtype)
 
 
 def compute_weighted_loss(losses: Any, weights: Any = 1.0, scope: str | None = None,
@@ -131,8 +137,8 @@ def compute_weighted_loss(losses: Any, weights: Any = 1.0, scope: str | None = N
         values = convert_to_tensor(losses)
         values.graph.last_loss_reduction = reduction  # tf.distribute.get_loss_reduction reads it
         input_dtype = values.dtype
-        values = math_ops.cast(values, dtypes.float32)
-        w = math_ops.cast(convert_to_tensor(weights), dtypes.float32)
+        values = cast_ops.cast(values, dtypes.float32)
+        w = cast_ops.cast(convert_to_tensor(weights), dtypes.float32)
         _check_broadcastable(w, values)
         weighted = math_ops.multiply(values, w)
         if reduction == Reduction.NONE:
@@ -145,7 +151,7 @@ def compute_weighted_loss(losses: Any, weights: Any = 1.0, scope: str | None = N
                 loss = math_ops.div_no_nan(loss, _num_present(values, w), name="value")
             elif reduction == Reduction.SUM_OVER_BATCH_SIZE:
                 loss = math_ops.div_no_nan(loss, _num_elements(values), name="value")
-        loss = math_ops.cast(loss, input_dtype)
+        loss = cast_ops.cast(loss, input_dtype)
         add_loss(loss, loss_collection)
         return loss
 
@@ -158,8 +164,8 @@ def _require(**args: Any) -> None:
 
 
 def _float_pair(labels: Any, predictions: Any) -> tuple[Tensor, Tensor]:
-    p = math_ops.cast(convert_to_tensor(predictions), dtypes.float32)
-    lb = math_ops.cast(convert_to_tensor(labels), dtypes.float32)
+    p = cast_ops.cast(convert_to_tensor(predictions), dtypes.float32)
+    lb = cast_ops.cast(convert_to_tensor(labels), dtypes.float32)
     p.shape.assert_is_compatible_with(lb.shape)
     return lb, p
 
@@ -235,7 +241,6 @@ def hinge_loss(labels: Any, logits: Any, weights: Any = 1.0, scope: str | None =
                loss_collection: str | None = GraphKeys.LOSSES,
                reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
     """``max(0, 1 - (2 * labels - 1) * logits)`` for labels in {0, 1}."""
-    from flowmesh.ops.nn_ops import relu
 
     _require(labels=labels, logits=logits)
     with name_scope(scope, "hinge_loss") as sc:
@@ -263,15 +268,14 @@ def softmax_cross_entropy(onehot_labels: Any, logits: Any, weights: Any = 1.0, l
                           scope: str | None = None, loss_collection: str | None = GraphKeys.LOSSES,
                           reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
     """Weighted softmax cross entropy of one-hot ``onehot_labels`` (optionally smoothed)."""
-    from flowmesh.ops.nn_ops import softmax_cross_entropy_with_logits_v2
 
     _require(onehot_labels=onehot_labels, logits=logits)
     with name_scope(scope, "softmax_cross_entropy_loss") as sc:
         lg = convert_to_tensor(logits)
-        lb = math_ops.cast(convert_to_tensor(onehot_labels), lg.dtype)
+        lb = cast_ops.cast(convert_to_tensor(onehot_labels), lg.dtype)
         lg.shape.assert_is_compatible_with(lb.shape)
         if label_smoothing > 0:
-            classes = math_ops.cast(array_ops.shape(lb)[-1], lg.dtype)
+            classes = cast_ops.cast(array_ops.shape(lb)[-1], lg.dtype)
             lb = lb * (1.0 - label_smoothing) + label_smoothing / classes
         lb = array_ops.stop_gradient(lb, name="labels_stop_gradient")
         losses = softmax_cross_entropy_with_logits_v2(labels=lb, logits=lg, name="xentropy")
@@ -289,7 +293,6 @@ def sparse_softmax_cross_entropy(labels: Any, logits: Any, weights: Any = 1.0, s
                                  loss_collection: str | None = GraphKeys.LOSSES,
                                  reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
     """Weighted sparse softmax cross entropy; ``labels`` of shape ``[batch]`` or ``[batch, 1]``."""
-    from flowmesh.ops.nn_ops import sparse_softmax_cross_entropy_with_logits
 
     _require(labels=labels, logits=logits)
     with name_scope(scope, "sparse_softmax_cross_entropy_loss") as sc:
@@ -309,12 +312,11 @@ def sigmoid_cross_entropy(multi_class_labels: Any, logits: Any, weights: Any = 1
                           loss_collection: str | None = GraphKeys.LOSSES,
                           reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
     """Weighted sigmoid cross entropy of ``multi_class_labels`` in [0, 1] (optionally smoothed)."""
-    from flowmesh.ops.nn_ops import sigmoid_cross_entropy_with_logits
 
     _require(multi_class_labels=multi_class_labels, logits=logits)
     with name_scope(scope, "sigmoid_cross_entropy_loss") as sc:
         lg = convert_to_tensor(logits)
-        lb = math_ops.cast(convert_to_tensor(multi_class_labels), lg.dtype)
+        lb = cast_ops.cast(convert_to_tensor(multi_class_labels), lg.dtype)
         lg.shape.assert_is_compatible_with(lb.shape)
         if label_smoothing > 0:
             lb = lb * (1.0 - label_smoothing) + 0.5 * label_smoothing

@@ -18,7 +18,7 @@ from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, as_shape, broadcast_shapes, unknown_shape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, gather_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, gather_ops, math_ops, range_ops
 from flowmesh.ops._builders import (
     INDEX_TYPES,
     check_dtype,
@@ -27,6 +27,8 @@ from flowmesh.ops._builders import (
     make_tensor,
     shape_from_tensor,
 )
+from flowmesh.ops.nd_index_ops import scatter_nd
+from flowmesh.ops.reduction_ops import cumsum, reduce_max, reduce_sum
 
 
 def _index_input(value: Any, name: str, dtype: Any = dtypes.int32) -> Tensor:
@@ -196,12 +198,10 @@ def _tile_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 
 
 def _tile_grad(op: Any, grad: Tensor) -> list:
-    from flowmesh.ops.reduction_ops import reduce_sum
-
     x, multiples = op.inputs
     input_shape = array_ops.shape(x, out_type=multiples.dtype)
     split_shape = array_ops.reshape(array_ops.transpose(array_ops.stack([multiples, input_shape])), [-1])
-    axes = math_ops.range(0, array_ops.size(split_shape), 2)
+    axes = range_ops.range(0, array_ops.size(split_shape), 2)
     summed = reduce_sum(array_ops.reshape(grad, split_shape), axes)
     if x.shape.is_fully_defined():
         summed = array_ops.reshape(summed, x.shape.as_list())
@@ -357,14 +357,13 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
         on = convert_to_tensor(1 if on_value is None else on_value, dtype=target, name="on_value")
         off = convert_to_tensor(0 if off_value is None else off_value, dtype=target, name="off_value")
         depth_t = _index_input(depth, "depth")
-        return make_tensor("OneHot", [idx, math_ops.cast(depth_t, dtypes.int32), on, off],
+        return make_tensor("OneHot", [idx, cast_ops.cast(depth_t, dtypes.int32), on, off],
                            {"axis": -1 if axis is None else int(axis)}, name=scope)
 
 
 # --- sequence_mask / meshgrid --------------------------------------------------------------
 def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool, name: str | None = None) -> Tensor:
     """``mask[..., j] = j < lengths[...]`` with ``maxlen`` columns (default ``max(lengths)``)."""
-    from flowmesh.ops.reduction_ops import reduce_max
 
     with name_scope(name, "SequenceMask", [lengths, maxlen]) as scope:
         lengths_t = convert_to_tensor(lengths, name="lengths")
@@ -376,13 +375,13 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool, na
             limit = convert_to_tensor(maxlen, name="maxlen")
             if limit.shape.rank not in (None, 0):
                 raise ValueError(f"maxlen must be scalar for sequence_mask, got shape {limit.shape}")
-            limit = math_ops.cast(limit, lengths_t.dtype)
-        row = math_ops.range(convert_to_tensor(0, dtype=lengths_t.dtype), limit, 1)
+            limit = cast_ops.cast(limit, lengths_t.dtype)
+        row = range_ops.range(convert_to_tensor(0, dtype=lengths_t.dtype), limit, 1)
         mask = math_ops.less(row, array_ops.expand_dims(lengths_t, -1))
         target = dtypes.as_dtype(dtype)
         if target == dtypes.bool:
             return array_ops.identity(mask, name=scope)
-        return math_ops.cast(mask, target, name=scope)
+        return cast_ops.cast(mask, target, name=scope)
 
 
 def meshgrid(*args: Any, **kwargs: Any) -> list[Tensor]:
@@ -422,7 +421,6 @@ def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) 
     Raises:
         InvalidArgumentError: ``repeats`` of the wrong length (at run time) or negative.
     """
-    from flowmesh.ops.reduction_ops import cumsum, reduce_sum
 
     with name_scope(name, "Repeat", [input, repeats]) as scope:
         x = convert_to_tensor(input, name="input")
@@ -532,12 +530,3 @@ def ensure_shape(x: Any, shape: Any, name: str | None = None) -> Tensor:
     dims = as_shape(shape)
     return make_tensor("EnsureShape", [t], {"shape": None if dims.rank is None else dims.as_list()},
                        name=name or "EnsureShape")
-
-
-from flowmesh.ops.nd_index_ops import (  # noqa: E402, F401 - tf.gather_nd etc. (see module docs)
-    gather_nd,
-    scatter_nd,
-    tensor_scatter_nd_add,
-    tensor_scatter_nd_sub,
-    tensor_scatter_nd_update,
-)

@@ -13,7 +13,6 @@ re-exported here for ``math_ops.<name>`` callers.
 
 from __future__ import annotations
 
-import builtins
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -39,42 +38,10 @@ from flowmesh.ops._builders import (
     make_tensor,
     same_shape,
 )
+from flowmesh.ops.cast_ops import cast
 
 
-# --- broadcasting gradients ----------------------------------------------------------------
-def _static_reduction_axes(grad_shape: TensorShape, target_shape: TensorShape) -> list[int] | None:
-    if not (grad_shape.is_fully_defined() and target_shape.is_fully_defined()):
-        return None
-    g, t = grad_shape.as_list(), target_shape.as_list()
-    lead = len(g) - len(t)
-    axes = list(builtins.range(lead))
-    for i, d in enumerate(t):
-        if d == 1 and g[lead + i] != 1:
-            axes.append(lead + i)
-    return axes
-
-
-def reduce_to_shape_of(grad: Tensor, target: Tensor) -> Tensor:
-    """Sums ``grad`` over the dimensions along which ``target`` was broadcast.
-
-    Uses static shapes when both are fully known, else ``BroadcastGradientArgs`` on the
-    run-time shapes.
-    """
-    from flowmesh.ops.reduction_ops import reduce_sum
-
-    if grad.shape.is_fully_defined() and grad.shape == target.shape:
-        return grad
-    axes = _static_reduction_axes(grad.shape, target.shape)
-    if axes is not None:
-        summed = reduce_sum(grad, axes) if axes else grad
-        if summed.shape != target.shape:
-            summed = array_ops.reshape(summed, target.shape.as_list())
-        return summed
-    target_shape = array_ops.shape(target)
-    axes_t, _ = broadcast_gradient_args(target_shape, array_ops.shape(grad))
-    return array_ops.reshape(reduce_sum(grad, axes_t), target_shape)
-
-
+# --- broadcasting gradients (reduction_ops.reduce_to_shape_of uses them) ------------------
 def _bga_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
     return [(inputs[0].dtype, TensorShape([None])), (inputs[0].dtype, TensorShape([None]))]
 
@@ -91,6 +58,7 @@ def broadcast_gradient_args(s0: Any, s1: Any, name: str | None = None) -> tuple[
 
 # --- table helpers -------------------------------------------------------------------------
 def _register(op_type: str, shape_fn: Any, grad: Any) -> None:
+    """``grad``: a gradient, "none" (not differentiable) or None (registered in math_grad)."""
     if grad == "none":
         register_op(op_type, shape_fn, not_differentiable=True)
     else:
@@ -137,18 +105,6 @@ def _binary(op_type: str, default_name: str, grad: Any, allowed: Sequence[dtypes
                      "Raises:\n    TypeError: the dtypes differ or are not allowed.\n"
                      "    InvalidArgumentError: the shapes do not broadcast.\n")
     return op_fn
-
-
-def _reduced(fn: Callable[[Any, Tensor], tuple[Any, Any]]):
-    """Wraps a binary gradient so each result is summed back to its operand's shape."""
-
-    def grad(op: Any, g: Tensor) -> list:
-        x, y = op.inputs
-        gx, gy = fn(op, g)
-        return [None if gx is None else reduce_to_shape_of(gx, x),
-                None if gy is None else reduce_to_shape_of(gy, y)]
-
-    return grad
 
 
 def _x(op: Any) -> Tensor:
@@ -216,8 +172,7 @@ inv = reciprocal
 
 
 # --- Polygamma -----------------------------------------------------------------------------
-register_op("Polygamma", broadcast_binary,
-            grad=_reduced(lambda op, g: (None, g * polygamma(op.inputs[0] + 1.0, op.inputs[1]))))
+register_op("Polygamma", broadcast_binary)  # gradient: math_grad
 
 
 def polygamma(a: Any, x: Any, name: str | None = None) -> Tensor:
@@ -229,65 +184,23 @@ def polygamma(a: Any, x: Any, name: str | None = None) -> Tensor:
     return make_tensor("Polygamma", [a_t, x_t], name=name or "Polygamma")
 
 
-# --- binary ops ----------------------------------------------------------------------------
-def _select_grads(mask: Tensor, g: Tensor) -> tuple[Tensor, Tensor]:
-    zeros = array_ops.zeros_like(g)
-    return where_v2(mask, g, zeros), where_v2(mask, zeros, g)
-
-
-def _sqdiff_grads(op: Any, g: Tensor) -> tuple[Tensor, Tensor]:
-    x, y = op.inputs
-    gx = g * (2.0 * (x - y))
-    return gx, negative(gx)
-
-
-def _realdiv_grads(op: Any, g: Tensor) -> tuple[Tensor, Tensor]:
-    x, y = (_conj(t) for t in op.inputs)
-    return g / y, g * (negative(x) / y / y)
-
-
-def _atan2_grads(op: Any, g: Tensor) -> tuple[Tensor, Tensor]:
-    y, x = op.inputs
-    scale = g * reciprocal(square(x) + square(y))
-    return scale * x, negative(scale * y)
-
-
-def _nonzero(t: Tensor) -> Tensor:
-    return cast(not_equal(t, array_ops.zeros_like(t)), t.dtype)
-
-
-add = _binary("AddV2", "Add", _reduced(lambda op, g: (g, g)), NUMERIC + (dtypes.string,))
-subtract = _binary("Sub", "Sub", _reduced(lambda op, g: (g, negative(g))))
-def _conj(t: Tensor) -> Tensor:
-    """The conjugate of a complex tensor (TensorFlow's complex gradients use it), else ``t``."""
-    return make_tensor("Conj", [t]) if t.dtype.is_complex else t
-
-
-multiply = _binary("Mul", "Mul", _reduced(lambda op, g: (g * _conj(op.inputs[1]), _conj(op.inputs[0]) * g)))
-realdiv = _binary("RealDiv", "RealDiv", _reduced(_realdiv_grads))
-floordiv = _binary("FloorDiv", "FloorDiv", _reduced(lambda op, g: (None, None)))
-floormod = _binary("FloorMod", "FloorMod",
-                   _reduced(lambda op, g: (g, negative(g) * floordiv(op.inputs[0], op.inputs[1]))),
-                   REAL_NUMERIC)
+# --- binary ops (gradients in math_grad.py: they sum back over broadcast dimensions) ------
+add = _binary("AddV2", "Add", None, NUMERIC + (dtypes.string,))
+subtract = _binary("Sub", "Sub", None)
+multiply = _binary("Mul", "Mul", None)
+realdiv = _binary("RealDiv", "RealDiv", None)
+floordiv = _binary("FloorDiv", "FloorDiv", None)
+floormod = _binary("FloorMod", "FloorMod", None, REAL_NUMERIC)
 truncatediv = _binary("TruncateDiv", "TruncateDiv", "none", REAL_NUMERIC)
 truncatemod = _binary("TruncateMod", "TruncateMod", "none", REAL_NUMERIC)
-maximum = _binary("Maximum", "Maximum",
-                  _reduced(lambda op, g: _select_grads(greater_equal(*op.inputs), g)), REAL_NUMERIC)
-minimum = _binary("Minimum", "Minimum",
-                  _reduced(lambda op, g: _select_grads(less_equal(*op.inputs), g)), REAL_NUMERIC)
-squared_difference = _binary("SquaredDifference", "SquaredDifference", _reduced(_sqdiff_grads))
-_atan2 = _binary("Atan2", "Atan2", _reduced(_atan2_grads), FLOATS)
-xlogy = _binary("Xlogy", "Xlogy", _reduced(lambda op, g: (
-    g * xlogy(_nonzero(op.inputs[0]), op.inputs[1]), g * xdivy(op.inputs[0], op.inputs[1]))),
-    FLOATS_COMPLEX)
-xdivy = _binary("Xdivy", "Xdivy", _reduced(lambda op, g: (
-    g * xdivy(_nonzero(op.inputs[0]), op.inputs[1]),
-    g * xdivy(negative(op.inputs[0]), square(op.inputs[1])))), FLOATS_COMPLEX)
-div_no_nan = _binary("DivNoNan", "div_no_nan", _reduced(lambda op, g: (
-    div_no_nan(g, op.inputs[1]),
-    g * div_no_nan(div_no_nan(negative(op.inputs[0]), op.inputs[1]), op.inputs[1]))), FLOATS_COMPLEX)
-multiply_no_nan = _binary("MulNoNan", "MulNoNan", _reduced(lambda op, g: (
-    multiply_no_nan(g, op.inputs[1]), multiply_no_nan(op.inputs[0], g))), FLOATS_COMPLEX)
+maximum = _binary("Maximum", "Maximum", None, REAL_NUMERIC)
+minimum = _binary("Minimum", "Minimum", None, REAL_NUMERIC)
+squared_difference = _binary("SquaredDifference", "SquaredDifference", None)
+_atan2 = _binary("Atan2", "Atan2", None, FLOATS)
+xlogy = _binary("Xlogy", "Xlogy", None, FLOATS_COMPLEX)
+xdivy = _binary("Xdivy", "Xdivy", None, FLOATS_COMPLEX)
+div_no_nan = _binary("DivNoNan", "div_no_nan", None, FLOATS_COMPLEX)
+multiply_no_nan = _binary("MulNoNan", "MulNoNan", None, FLOATS_COMPLEX)
 equal = _binary("Equal", "Equal", "none", NUMERIC + (dtypes.bool, dtypes.string), compare=True)
 not_equal = _binary("NotEqual", "NotEqual", "none", NUMERIC + (dtypes.bool, dtypes.string), compare=True)
 less = _binary("Less", "Less", "none", REAL_NUMERIC, compare=True)
@@ -319,20 +232,7 @@ def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Any:
     return multiply(s, x, name=name or "scalar_mul")
 
 
-def _pow_grad(op: Any, g: Tensor) -> list:
-    x, y = op.inputs
-    gx = g * y * pow(x, y - array_ops.ones_like(y))
-    gy = None
-    if x.dtype.is_floating or x.dtype.is_complex:
-        positive = greater(x, array_ops.zeros_like(x)) if x.dtype.is_floating else \
-            not_equal(x, array_ops.zeros_like(x))
-        safe_log = where_v2(positive, log(where_v2(positive, x, array_ops.ones_like(x))),
-                            array_ops.zeros_like(x))
-        gy = g * op.outputs[0] * safe_log
-    return [reduce_to_shape_of(gx, x), None if gy is None else reduce_to_shape_of(gy, y)]
-
-
-register_op("Pow", broadcast_binary, grad=_pow_grad)
+register_op("Pow", broadcast_binary)  # gradient: math_grad
 
 
 def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001
@@ -428,19 +328,3 @@ def accumulate_n(inputs: Sequence[Any], shape: Any = None, tensor_dtype: Any = N
                  name: str | None = None) -> Tensor:
     """``tf.math.accumulate_n``: the same sum as :func:`add_n`."""
     return add_n(inputs, name=name or "AccumulateN")
-
-
-# --- re-exports (families defined in sibling modules) ---------------------------------------
-from flowmesh.ops.cast_ops import (  # noqa: E402, F401 - re-exported after the ops they use
-    INTEGER_TYPES,
-    cast,
-    saturate_cast,
-    to_bfloat16,
-    to_double,
-    to_float,
-    to_int32,
-    to_int64,
-)
-from flowmesh.ops.clip_ops import clip_by_value  # noqa: E402, F401
-from flowmesh.ops.range_ops import invert_permutation, linspace, range  # noqa: E402, F401
-from flowmesh.ops.select_ops import where, where_v2  # noqa: E402, F401

@@ -14,7 +14,7 @@ import numpy as np
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
-from flowmesh.ops import array_ops, manip_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, manip_ops, math_ops, reduction_ops
 from flowmesh.ops._builders import constant_value
 from flowmesh.ops.bessel_ops import bessel_i0e
 from flowmesh.ops.spectral_ops import dct, frame, overlap_and_add, vorbis_window
@@ -91,8 +91,8 @@ def kaiser_window(window_length: Any, beta: float = 12.0, dtype: Any = dtypes.fl
         if length == 1:
             return array_ops.ones([1], dtype=out)
         half = (length - 1) / 2.0
-        arg = math_ops.cast(convert_to_tensor(np.arange(-half, half + 0.1, dtype=np.float32)), out) / half
-        b = math_ops.cast(beta, out)
+        arg = cast_ops.cast(convert_to_tensor(np.arange(-half, half + 0.1, dtype=np.float32)), out) / half
+        b = cast_ops.cast(beta, out)
         num = b * math_ops.sqrt(math_ops.maximum(1.0 - math_ops.square(arg), 0.0))
         return math_ops.exp(num - b) * (bessel_i0e(num) / bessel_i0e(b))
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from flowmesh.core.graph import get_default_graph
+from flowmesh.ops.variables import Variable
 
 _VALID_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -117,6 +118,4 @@ class Module:
 
 
 def _is_variable(value: Any) -> bool:
-    from flowmesh.ops.variables import Variable
-
     return isinstance(value, Variable) or type(value).__name__ == "PartitionedVariable"

@@ -19,7 +19,7 @@ from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, unknown_shape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops
 from flowmesh.ops._builders import (
     INDEX_TYPES,
     convert_same_dtype,
@@ -130,8 +130,8 @@ def _tensor_scatter_extremum_grad(op: Any, grad: Tensor) -> list:
     ``tensor`` and ``updates`` that produced each output element."""
     x, indices, y = op.inputs
     out = op.outputs[0]
-    x_ind = math_ops.cast(math_ops.equal(x, out), grad.dtype)
-    y_ind = math_ops.cast(math_ops.equal(y, gather_nd(out, indices)), grad.dtype)
+    x_ind = cast_ops.cast(math_ops.equal(x, out), grad.dtype)
+    y_ind = cast_ops.cast(math_ops.equal(y, gather_nd(out, indices)), grad.dtype)
     count = x_ind + scatter_nd(indices, y_ind, array_ops.shape(x, out_type=indices.dtype))
     return [grad * x_ind / count, None, gather_nd(grad / count, indices) * y_ind]
 
@@ -152,7 +152,7 @@ def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) 
     upd = convert_to_tensor(updates, name="updates")
     shape_t = shape if isinstance(shape, Tensor) else convert_to_tensor(shape, dtype=idx.dtype, name="shape")
     if shape_t.dtype != idx.dtype:
-        shape_t = math_ops.cast(shape_t, idx.dtype)
+        shape_t = cast_ops.cast(shape_t, idx.dtype)
     return make_tensor("ScatterNd", [idx, upd, shape_t], name=name or "ScatterNd")
 
 

@@ -13,7 +13,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, reduction_ops
 from flowmesh.ops._builders import make_tensor
 from flowmesh.ops.depthwise_conv_ops import _grouped_filter
 from flowmesh.ops.gather_ops import gather
@@ -195,7 +195,7 @@ def sufficient_statistics(x: Any, axes: Any, shift: Any = None, keep_dims: Any =
     with name_scope(name, "sufficient_statistics", [x, shift]):
         t = convert_to_tensor(x)
         shape = array_ops.shape(t)
-        count = reduction_ops.reduce_prod(math_ops.cast(gather(shape, axes), t.dtype), name="count")
+        count = reduction_ops.reduce_prod(cast_ops.cast(gather(shape, axes), t.dtype), name="count")
         if shift is not None:
             shift = convert_to_tensor(shift, dtype=t.dtype)
             m_ss = reduction_ops.reduce_sum(t - shift, axes, keepdims=keep, name="mean_ss")
@@ -228,5 +228,5 @@ def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, globa
         if sample_weight is not None:
             loss = loss * convert_to_tensor(sample_weight, dtype=loss.dtype)
         if global_batch_size is None:
-            global_batch_size = math_ops.cast(array_ops.shape(loss)[0], loss.dtype)
-        return reduction_ops.reduce_sum(loss) / math_ops.cast(global_batch_size, loss.dtype)
+            global_batch_size = cast_ops.cast(array_ops.shape(loss)[0], loss.dtype)
+        return reduction_ops.reduce_sum(loss) / cast_ops.cast(global_batch_size, loss.dtype)

@@ -20,7 +20,7 @@ from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, range_ops, select_ops
 from flowmesh.ops._builders import (
     FLOATS,
     REAL_NUMERIC,
@@ -30,6 +30,11 @@ from flowmesh.ops._builders import (
     make_tensor,
     same_shape,
 )
+from flowmesh.ops.linalg_ops import matmul
+from flowmesh.ops.nn_ops import bias_add, relu
+from flowmesh.ops.random_ops import random_uniform
+from flowmesh.ops.reduction_ops import reduce_mean, reduce_prod
+from flowmesh.ops.segment_ops import unsorted_segment_sum
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -71,12 +76,12 @@ def relu6(features: Any, name: str | None = None) -> Tensor:
 # --- Elu / Selu ----------------------------------------------------------------------------
 def _elu_grad_grad(op: Any, g: Tensor) -> list:
     dy, y = op.inputs
-    return [make_tensor("EluGrad", [g, y]), math_ops.where(math_ops.less(y, 0.0), g * dy, _zeros(y))]
+    return [make_tensor("EluGrad", [g, y]), select_ops.where(math_ops.less(y, 0.0), g * dy, _zeros(y))]
 
 
 def _selu_grad_grad(op: Any, g: Tensor) -> list:
     dy, y = op.inputs
-    return [make_tensor("SeluGrad", [g, y]), math_ops.where(math_ops.less(y, 0.0), g * dy, _zeros(y))]
+    return [make_tensor("SeluGrad", [g, y]), select_ops.where(math_ops.less(y, 0.0), g * dy, _zeros(y))]
 
 
 register_op("Elu", same_shape, grad=lambda op, g: [make_tensor("EluGrad", [g, op.outputs[0]])])
@@ -198,7 +203,7 @@ def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Te
     with name_scope(name, "LeakyRelu", [features]) as scope:
         x = convert_to_tensor(features, name="features")
         if x.dtype.is_integer:
-            x = math_ops.cast(x, dtypes.float32)
+            x = cast_ops.cast(x, dtypes.float32)
         check_dtype("LeakyRelu", x, FLOATS, "features")
         return make_tensor("LeakyRelu", [x], {"alpha": float(alpha)}, name=scope)
 
@@ -263,7 +268,6 @@ silu = swish
 
 def crelu(features: Any, name: str | None = None, axis: int = -1) -> Tensor:
     """``concat([relu(x), relu(-x)], axis)``."""
-    from flowmesh.ops.nn_ops import relu
 
     with name_scope(name, "CRelu", [features]) as scope:
         x = convert_to_tensor(features, name="features")
@@ -279,8 +283,6 @@ def log_sigmoid(x: Any, name: str | None = None) -> Tensor:
 
 def relu_layer(x: Any, weights: Any, biases: Any, name: str | None = None) -> Tensor:
     """``relu(matmul(x, weights) + biases)``."""
-    from flowmesh.ops.nn_ops import bias_add, relu
-    from flowmesh.ops.reduction_ops import matmul
 
     with name_scope(name, "relu_layer", [x, weights, biases]) as scope:
         return relu(bias_add(matmul(x, weights), biases), name=scope)
@@ -288,8 +290,6 @@ def relu_layer(x: Any, weights: Any, biases: Any, name: str | None = None) -> Te
 
 def xw_plus_b(x: Any, weights: Any, biases: Any, name: str | None = None) -> Tensor:
     """``matmul(x, weights) + biases``."""
-    from flowmesh.ops.nn_ops import bias_add
-    from flowmesh.ops.reduction_ops import matmul
 
     with name_scope(name, "xw_plus_b", [x, weights, biases]) as scope:
         return bias_add(matmul(x, weights), biases, name=scope)
@@ -297,12 +297,11 @@ def xw_plus_b(x: Any, weights: Any, biases: Any, name: str | None = None) -> Ten
 
 def zero_fraction(value: Any, name: str | None = None) -> Tensor:
     """The fraction of zeros in ``value``, as a float32 scalar."""
-    from flowmesh.ops.reduction_ops import reduce_mean
 
     with name_scope(name, "zero_fraction", [value]) as scope:
         x = convert_to_tensor(value, name="value")
         zero = math_ops.equal(x, array_ops.zeros_like(x))
-        return reduce_mean(math_ops.cast(zero, dtypes.float32), name=scope)
+        return reduce_mean(cast_ops.cast(zero, dtypes.float32), name=scope)
 
 
 # --- dropout -----------------------------------------------------------------------------------
@@ -350,8 +349,6 @@ def dropout(x: Any, keep_prob: Any = None, noise_shape: Any = None, seed: int | 
 
 
 def _dropout(x: Any, rate: Any, noise_shape: Any, seed: int | None, name: str | None) -> Tensor:
-    from flowmesh.ops.random_ops import random_uniform
-
     with name_scope(name, "dropout", [x]) as scope:
         t = convert_to_tensor(x, name="x")
         if not t.dtype.is_floating:
@@ -362,13 +359,13 @@ def _dropout(x: Any, rate: Any, noise_shape: Any, seed: int | None, name: str | 
             scaled = t * convert_to_tensor(1.0 / (1.0 - rate), dtype=t.dtype)
             rate_t = convert_to_tensor(rate, dtype=t.dtype, name="rate")
         else:
-            rate_t = math_ops.cast(convert_to_tensor(rate, name="rate"), t.dtype)
+            rate_t = cast_ops.cast(convert_to_tensor(rate, name="rate"), t.dtype)
             if rate_t.shape.rank not in (None, 0):
                 raise InvalidArgumentError(f"dropout: rate must be a scalar, got shape {rate_t.shape}")
             scaled = math_ops.truediv(t, 1.0 - rate_t)
         shape = array_ops.shape(t) if noise_shape is None else noise_shape
         keep = math_ops.greater_equal(random_uniform(shape, dtype=t.dtype, seed=seed), rate_t)
-        out = math_ops.where_v2(keep, scaled, array_ops.zeros([], dtype=t.dtype), name=scope)
+        out = select_ops.where_v2(keep, scaled, array_ops.zeros([], dtype=t.dtype), name=scope)
         if noise_shape is None:
             out.set_shape(t.shape)
         return out
@@ -399,14 +396,13 @@ def _top_k_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 
 def _top_k_grad(op: Any, grad_values: Tensor, grad_indices: Tensor) -> list:
     """Scatters the values' gradient back to the positions the values came from."""
-    from flowmesh.ops.reduction_ops import reduce_prod, unsorted_segment_sum
 
     x, indices = op.inputs[0], op.outputs[1]
     in_shape = array_ops.shape(x)
     in_last = array_ops.shape(x)[-1]
     k_last = array_ops.shape(indices)[-1]
     rows = array_ops.reshape(indices, array_ops.stack([-1, k_last]))
-    offsets = math_ops.range(0, array_ops.shape(rows)[0] * in_last, in_last)
+    offsets = range_ops.range(0, array_ops.shape(rows)[0] * in_last, in_last)
     flat = array_ops.reshape(rows + array_ops.expand_dims(offsets, -1), [-1])
     total = reduce_prod(in_shape)
     summed = unsorted_segment_sum(array_ops.reshape(grad_values, [-1]), flat, total)

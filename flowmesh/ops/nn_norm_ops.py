@@ -23,8 +23,9 @@ from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops
 from flowmesh.ops._builders import FLOATS, check_dtype, make_op, make_tensor
+from flowmesh.ops.gradients_impl import gradients
 from flowmesh.ops.reduction_ops import reduce_mean, reduce_sum
 
 BN_FORMATS = ("NHWC", "NCHW", "NDHWC", "NCDHW")
@@ -99,7 +100,7 @@ def batch_norm_backward(dy: Tensor, x: Tensor, scale: Tensor, mean: Tensor, vari
     axes = bn_reduce_axes(data_format, rank)
     x_dtype = x.dtype
     if x_dtype in _HALF:
-        x, dy = math_ops.cast(x, dtypes.float32), math_ops.cast(dy, dtypes.float32)
+        x, dy = cast_ops.cast(x, dtypes.float32), cast_ops.cast(dy, dtypes.float32)
     channel_shape = [1] * rank
     channel_shape[bn_channel_axis(data_format)] = -1
     scale_b = array_ops.reshape(scale, channel_shape)
@@ -116,12 +117,10 @@ def batch_norm_backward(dy: Tensor, x: Tensor, scale: Tensor, mean: Tensor, vari
         rstd = math_ops.rsqrt(array_ops.reshape(variance, channel_shape) + epsilon)
         dscale = reduce_sum(dy * (x - array_ops.reshape(mean, channel_shape)) * rstd, axes)
         dx = dy * scale_b * rstd
-    return [math_ops.cast(dx, x_dtype), dscale, reduce_sum(dy, axes)]
+    return [cast_ops.cast(dx, x_dtype), dscale, reduce_sum(dy, axes)]
 
 
 def _fused_bn_grad_grad(op: Any, *grads: Tensor) -> list:
-    from flowmesh.ops.gradients_impl import gradients
-
     dy, x, scale, mean, variance = op.inputs[:5]
     outs = batch_norm_backward(dy, x, scale, mean, variance, op.attrs["epsilon"],
                                op.attrs["data_format"], op.attrs["is_training"])
@@ -207,7 +206,7 @@ def batch_normalization(x: Any, mean: Any, variance: Any, offset: Any, scale: An
         if scale is not None:
             inv = inv * convert_to_tensor(scale, dtype=m.dtype)
         shift = (convert_to_tensor(offset, dtype=m.dtype) - m * inv) if offset is not None else -m * inv
-        return math_ops.add(xt * math_ops.cast(inv, xt.dtype), math_ops.cast(shift, xt.dtype), name=scope)
+        return math_ops.add(xt * cast_ops.cast(inv, xt.dtype), cast_ops.cast(shift, xt.dtype), name=scope)
 
 
 # --- moments ---------------------------------------------------------------------------------
@@ -232,7 +231,7 @@ def moments(x: Any, axes: Any, shift: Any = None, name: str | None = None, keep_
     keep = bool(keepdims if keepdims is not None else keep_dims)
     with name_scope(name, "moments", [x, axes]):
         xt = convert_to_tensor(x, name="x")
-        y = math_ops.cast(xt, dtypes.float32) if xt.dtype == dtypes.float16 else xt
+        y = cast_ops.cast(xt, dtypes.float32) if xt.dtype == dtypes.float16 else xt
         ax = _axes_list(axes)
         mean = reduce_mean(y, ax, keepdims=True, name="mean")
         variance = reduce_mean(math_ops.squared_difference(y, array_ops.stop_gradient(mean)), ax,
@@ -240,7 +239,7 @@ def moments(x: Any, axes: Any, shift: Any = None, name: str | None = None, keep_
         if not keep:
             mean, variance = array_ops.squeeze(mean, ax), array_ops.squeeze(variance, ax)
         if xt.dtype == dtypes.float16:
-            return math_ops.cast(mean, dtypes.float16), math_ops.cast(variance, dtypes.float16)
+            return cast_ops.cast(mean, dtypes.float16), cast_ops.cast(variance, dtypes.float16)
         return mean, variance
 
 

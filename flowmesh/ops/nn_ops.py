@@ -14,7 +14,7 @@ from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, select_ops
 from flowmesh.ops._builders import (
     FLOATS,
     INDEX_TYPES,
@@ -24,6 +24,7 @@ from flowmesh.ops._builders import (
     make_tensor,
     same_shape,
 )
+from flowmesh.ops.reduction_ops import reduce_sum
 
 
 # --- Relu ----------------------------------------------------------------------------------
@@ -128,14 +129,11 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | 
 # --- Softmax / LogSoftmax --------------------------------------------------------------------
 def _softmax_grad(op: Any, grad: Tensor) -> list:
     y = op.outputs[0]
-    from flowmesh.ops.reduction_ops import reduce_sum
 
     return [(grad - reduce_sum(grad * y, -1, keepdims=True)) * y]
 
 
 def _log_softmax_grad(op: Any, grad: Tensor) -> list:
-    from flowmesh.ops.reduction_ops import reduce_sum
-
     return [grad - math_ops.exp(op.outputs[0]) * reduce_sum(grad, -1, keepdims=True)]
 
 
@@ -195,7 +193,6 @@ def _is_zeros(t: Tensor | None) -> bool:
 
 def _softmax_hvp(grad_backprop: Tensor, logits: Tensor) -> Tensor:
     """``d(softmax(logits)) / d logits`` applied to ``grad_backprop`` (for second order)."""
-    from flowmesh.ops.reduction_ops import reduce_sum
 
     probs = softmax(logits)
     inner = reduce_sum(grad_backprop * probs, -1, keepdims=True)
@@ -266,7 +263,7 @@ def softmax_cross_entropy_with_logits_v2(labels: Any = None, logits: Any = None,
         check_dtype("SoftmaxCrossEntropyWithLogits", lg, FLOATS, "logits")
         lb = convert_to_tensor(labels, name="labels")
         if lb.dtype != lg.dtype:  # TensorFlow casts the labels to the logits' dtype
-            lb = math_ops.cast(lb, lg.dtype)
+            lb = cast_ops.cast(lb, lg.dtype)
         if lg.shape.rank is not None and lb.shape.rank is not None:
             lg.shape.assert_is_compatible_with(lb.shape)
         axis = dim if dim is not None else axis
@@ -332,8 +329,8 @@ def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None, na
         z = convert_to_tensor(labels, dtype=x.dtype, name="labels")
         x.shape.assert_is_compatible_with(z.shape)
         zeros = array_ops.zeros_like(x)
-        relu_logits = math_ops.where(math_ops.greater_equal(x, zeros), x, zeros)
-        neg_abs = math_ops.where(math_ops.greater_equal(x, zeros), math_ops.negative(x), x)
+        relu_logits = select_ops.where(math_ops.greater_equal(x, zeros), x, zeros)
+        neg_abs = select_ops.where(math_ops.greater_equal(x, zeros), math_ops.negative(x), x)
         return math_ops.add(relu_logits - x * z, math_ops.log1p(math_ops.exp(neg_abs)), name=scope)
 
 

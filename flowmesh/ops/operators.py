@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flowmesh.core.graph import Tensor
-from flowmesh.ops import array_ops, math_ops, reduction_ops
+from flowmesh.ops import linalg_ops, math_ops, strided_slice_ops
 
 
 def _binary(fn: Callable[..., Tensor], name: str) -> tuple[Callable, Callable]:
@@ -32,7 +32,7 @@ for _dunder, _fn, _name in [
     ("floordiv", math_ops.floordiv, "floordiv"),
     ("mod", math_ops.floormod, "mod"),
     ("pow", math_ops.pow, "pow"),
-    ("matmul", reduction_ops.matmul, "matmul"),
+    ("matmul", linalg_ops.matmul, "matmul"),
     ("and", math_ops.logical_and, "and"),
     ("or", math_ops.logical_or, "or"),
     ("xor", math_ops.logical_xor, "xor"),
@@ -49,7 +49,7 @@ OPERATORS.update({
     "__neg__": lambda self: math_ops.negative(self),
     "__abs__": lambda self: math_ops.abs(self),
     "__invert__": lambda self: math_ops.logical_not(self),
-    "__getitem__": array_ops.getitem,
+    "__getitem__": strided_slice_ops.getitem,
     "__pos__": lambda self: self,
 })
 

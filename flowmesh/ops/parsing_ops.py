@@ -27,6 +27,7 @@ from flowmesh.core.shapes import TensorShape
 from flowmesh.core.sparse_tensor import SparseTensor
 from flowmesh.ops._builders import make_op
 from flowmesh.ops.parsing_config import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
+from flowmesh.ops.sparse_feature_parsing import construct, expand
 
 _ALLOWED = (dtypes.float32, dtypes.int64, dtypes.string)
 
@@ -167,7 +168,6 @@ def _parse(serialized: Any, features: Mapping[str, Any], single: bool, name: str
     if tensor.shape.rank not in (None, want):
         raise ValueError(f"{name}: serialized must be a {'scalar' if single else 'vector'}, got "
                          f"shape {tensor.shape}")
-    from flowmesh.ops.sparse_feature_parsing import construct, expand
 
     plain, sparse = expand(features)
     attrs = _specs_to_attrs(plain, "", sequence_ok=True)

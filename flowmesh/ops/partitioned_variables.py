@@ -30,6 +30,7 @@ from flowmesh.core.convert import convert_to_tensor, register_tensor_conversion_
 from flowmesh.core.graph import Operation, Tensor, get_default_graph
 from flowmesh.core.shapes import TensorShape, as_shape
 from flowmesh.ops import array_ops, init_ops, manip_ops
+from flowmesh.ops.control_flow_ops import group
 
 Partitioner = Callable[..., list[int]]
 
@@ -336,7 +337,6 @@ class PartitionedVariable:
         Raises:
             ValueError: ``value`` does not have the variable's shape.
         """
-        from flowmesh.ops.control_flow_ops import group
 
         value = convert_to_tensor(value, dtype=self._dtype)
         if not value.shape.is_compatible_with(self._shape):

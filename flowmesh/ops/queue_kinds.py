@@ -26,6 +26,7 @@ from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
 from flowmesh.ops._builders import make_tensor
 from flowmesh.ops.data_flow_ops import _RESOURCE, QueueBase, _shape_list
+from flowmesh.ops.random_ops import get_seed
 
 for _op in ("PaddingFIFOQueueV2", "RandomShuffleQueueV2", "PriorityQueueV2"):
     register_op(_op, lambda inputs, attrs: _RESOURCE, not_differentiable=True, stateful=True)
@@ -96,8 +97,6 @@ class RandomShuffleQueue(QueueBase):
     def __init__(self, capacity: int, min_after_dequeue: int, dtypes: Any, shapes: Any = None,
                  names: Any = None, seed: int | None = None, shared_name: str | None = None,
                  name: str = "random_shuffle_queue"):
-        from flowmesh.ops.random_ops import get_seed
-
         if min_after_dequeue < 0 or (capacity >= 0 and min_after_dequeue >= capacity):
             raise ValueError(f"RandomShuffleQueue '{name}': min_after_dequeue ({min_after_dequeue}) "
                              f"must be >= 0 and smaller than capacity ({capacity})")

@@ -17,7 +17,7 @@ from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
-from flowmesh.ops import array_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, range_ops, reduction_ops
 from flowmesh.ops._builders import constant_value, make_tensor, shape_from_tensor
 from flowmesh.ops.random_ops import _seed_attrs, _shape_tensor
 
@@ -36,7 +36,7 @@ def _gamma_grad(op: Any, grad: Tensor) -> list:
     alpha_b = array_ops.reshape(alpha, array_ops.concat([array_ops.fill(array_ops.expand_dims(n, 0), 1),
                                                         array_ops.shape(alpha)], 0))
     partial = make_tensor("RandomGammaGrad", [alpha_b + array_ops.zeros_like(sample), sample])
-    return [None, reduction_ops.reduce_sum(grad * partial, axis=math_ops.range(n))]
+    return [None, reduction_ops.reduce_sum(grad * partial, axis=range_ops.range(n))]
 
 
 register_op("RandomGamma", _sample_shape, grad=_gamma_grad, stateful=True)
@@ -102,7 +102,7 @@ def _seed(seed: Any) -> Tensor:
         raise TypeError(f"stateless seed must be int32 or int64, got {t.dtype.name}")
     if t.shape.rank is not None and t.shape.as_list() not in ([2], [None]):
         raise ValueError(f"stateless seed must have shape [2], got {t.shape}")
-    return math_ops.cast(t, dtypes.int64)
+    return cast_ops.cast(t, dtypes.int64)
 
 
 def _scaled(op_type: str, shape: Any, seed: Any, dtype: Any, scale: Any, offset: Any, name: str) -> Tensor:

@@ -20,7 +20,7 @@ import numpy as np
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, get_default_graph, name_scope
-from flowmesh.ops import array_ops, manip_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, manip_ops
 from flowmesh.ops.random_dist_ops import (
     stateless_random_normal,
     stateless_random_uniform,
@@ -30,6 +30,7 @@ from flowmesh.ops.stateless_random_more_ops import (
     stateless_random_binomial,
     stateless_random_uniform_full_int,
 )
+from flowmesh.ops.variables import Variable
 
 _SEED_MASK = (1 << 64) - 1
 
@@ -82,8 +83,6 @@ class Generator:
     or :meth:`from_key_counter`; initialize its ``state`` variable like any other)."""
 
     def __init__(self, copy_from: Generator | None = None, state: Any = None, alg: Any = None):
-        from flowmesh.ops.variables import Variable
-
         if copy_from is not None:
             self._alg = copy_from._alg
             initial: Any = copy_from.state.read_value()
@@ -130,7 +129,7 @@ class Generator:
 
     def skip(self, delta: Any) -> Any:
         """Advances the counter by ``delta``."""
-        step = manip_ops.one_hot(0, _STATE_SIZE[self._alg], dtype=dtypes.int64) * math_ops.cast(delta, dtypes.int64)
+        step = manip_ops.one_hot(0, _STATE_SIZE[self._alg], dtype=dtypes.int64) * cast_ops.cast(delta, dtypes.int64)
         return self._state.assign_add(step)
 
     def _next_seed(self) -> Tensor:

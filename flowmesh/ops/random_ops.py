@@ -25,7 +25,8 @@ from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, get_default_graph, name_scope
 from flowmesh.core.registry import register_op
-from flowmesh.ops._builders import FLOATS, check_dtype, make_tensor, shape_from_tensor
+from flowmesh.ops._builders import FLOATS, check_dtype, constant_value, make_tensor, shape_from_tensor
+from flowmesh.ops.math_ops import add
 
 DEFAULT_GRAPH_SEED = 87654321
 _MAXINT32 = 2**31 - 1
@@ -90,8 +91,6 @@ def _scaled(op_type: str, shape: Any, a: Any, b: Any, dtype: Any, seed: Any, nam
 
 
 def _add(x: Tensor, y: Tensor, name: str) -> Tensor:
-    from flowmesh.ops.math_ops import add
-
     return add(x, y, name=name)
 
 
@@ -132,7 +131,6 @@ def random_shuffle(value: Any, seed: int | None = None, name: str | None = None)
 
 def _multinomial_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
     from flowmesh.core.shapes import TensorShape
-    from flowmesh.ops._builders import constant_value
 
     logits, num = inputs
     n = constant_value(num)

@@ -29,6 +29,7 @@ from flowmesh.ops._builders import (
     make_tensor,
     same_shape,
 )
+from flowmesh.ops.cast_ops import cast
 
 
 # --- Range ---------------------------------------------------------------------------------
@@ -80,8 +81,6 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,  # n
     Raises:
         InvalidArgumentError: ``delta`` is 0 or points away from ``limit``.
     """
-    from flowmesh.ops.cast_ops import cast
-
     if limit is None:
         start, limit = 0, start
     values = [start, limit, delta]
@@ -118,24 +117,7 @@ def _linspace_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
     return [(start.dtype, TensorShape(dims[:axis] + [None if num is None else int(num)] + dims[axis:]))]
 
 
-def _linspace_grad(op: Any, g: Tensor) -> list:
-    from flowmesh.ops import array_ops, math_ops, reduction_ops
-    from flowmesh.ops.cast_ops import cast
-
-    start, stop, num_t = op.inputs
-    rank = g.shape.rank
-    if rank is None:
-        raise LookupError(f"The gradient of LinSpace '{op.name}' needs a known output rank")
-    axis = op.attrs["axis"] % rank
-    steps = math_ops.maximum(num_t - 1, 1)
-    fraction = cast(range(num_t), g.dtype) / cast(steps, g.dtype)
-    fraction = array_ops.reshape(fraction, [1] * axis + [-1] + [1] * (rank - axis - 1))
-    g_start = reduction_ops.reduce_sum(g * (1.0 - fraction), axis)
-    g_stop = reduction_ops.reduce_sum(g * fraction, axis)
-    return [math_ops.reduce_to_shape_of(g_start, start), math_ops.reduce_to_shape_of(g_stop, stop), None]
-
-
-register_op("LinSpace", _linspace_shape, grad=_linspace_grad)
+register_op("LinSpace", _linspace_shape)  # gradient: math_grad
 
 
 def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int = 0) -> Tensor:

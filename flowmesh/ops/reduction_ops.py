@@ -19,7 +19,7 @@ from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, unknown_shape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, gather_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, gather_ops, math_ops, range_ops, select_ops
 from flowmesh.ops._builders import (
     FLOATS_COMPLEX,
     NUMERIC,
@@ -73,11 +73,11 @@ def _kept_shape(op: Any) -> Any:
             return kept
     input_shape = array_ops.shape(x)
     rank_ = array_ops.size(input_shape)
-    axes = math_ops.floormod(math_ops.cast(axis_t, dtypes.int32) + rank_, rank_)
-    positions = math_ops.range(rank_)
+    axes = math_ops.floormod(cast_ops.cast(axis_t, dtypes.int32) + rank_, rank_)
+    positions = range_ops.range(rank_)
     is_reduced = reduce_any(math_ops.equal(array_ops.expand_dims(positions, 1),
                                      array_ops.reshape(axes, [1, -1])), axis=1)
-    return math_ops.where(is_reduced, array_ops.ones_like(input_shape), input_shape)
+    return select_ops.where(is_reduced, array_ops.ones_like(input_shape), input_shape)
 
 
 def _restore_reduced(op: Any, grad: Tensor) -> Tensor:
@@ -100,8 +100,8 @@ def _mean_grad(op: Any, grad: Tensor) -> list:
     expanded = _restore_reduced(op, grad)
     if x.shape.is_fully_defined() and y.shape.is_fully_defined():
         count = max(1, x.shape.num_elements() // max(1, y.shape.num_elements()))
-        return [math_ops.truediv(expanded, math_ops.cast(count, expanded.dtype)), None]
-    count = math_ops.cast(array_ops.size(x), expanded.dtype) / math_ops.cast(
+        return [math_ops.truediv(expanded, cast_ops.cast(count, expanded.dtype)), None]
+    count = cast_ops.cast(array_ops.size(x), expanded.dtype) / cast_ops.cast(
         math_ops.maximum(array_ops.size(y), 1), expanded.dtype)
     return [math_ops.truediv(expanded, count), None]
 
@@ -109,7 +109,7 @@ def _mean_grad(op: Any, grad: Tensor) -> list:
 def _min_max_grad(op: Any, grad: Tensor) -> list:
     """Splits the gradient evenly between the elements equal to the extremum."""
     x = op.inputs[0]
-    indicators = math_ops.cast(math_ops.equal(_restore_reduced_value(op), x), grad.dtype)
+    indicators = cast_ops.cast(math_ops.equal(_restore_reduced_value(op), x), grad.dtype)
     num_selected = reduce_sum(indicators, op.inputs[1], keepdims=True)
     return [math_ops.truediv(indicators, num_selected) * _restore_reduced(op, grad), None]
 
@@ -148,8 +148,8 @@ def _dynamic_prod_grad(op: Any, grad: Tensor) -> Tensor:
     x, axis_t = op.inputs
     input_shape = array_ops.shape(x)
     rank_ = array_ops.size(input_shape)
-    positions = math_ops.range(rank_)
-    axes = math_ops.floormod(math_ops.cast(array_ops.reshape(axis_t, [-1]), dtypes.int32) + rank_, rank_)
+    positions = range_ops.range(rank_)
+    axes = math_ops.floormod(cast_ops.cast(array_ops.reshape(axis_t, [-1]), dtypes.int32) + rank_, rank_)
     is_reduced = reduce_any(math_ops.equal(array_ops.expand_dims(positions, 1),
                                            array_ops.reshape(axes, [1, -1])), axis=1)
     reduced = gather_ops.boolean_mask(positions, is_reduced)
@@ -161,7 +161,7 @@ def _dynamic_prod_grad(op: Any, grad: Tensor) -> Tensor:
     left = cumprod(flat, axis=0, exclusive=True)
     right = cumprod(flat, axis=0, exclusive=True, reverse=True)
     others = array_ops.reshape(left * right, array_ops.shape(moved))
-    others = array_ops.transpose(others, math_ops.invert_permutation(perm))
+    others = array_ops.transpose(others, range_ops.invert_permutation(perm))
     return _restore_reduced(op, grad) * others
 
 
@@ -188,7 +188,7 @@ def _reduce(op_type: str, default_name: str, input_tensor: Any, axis: Any, keepd
             if x.shape.rank is not None:
                 axis_t = constant(list(range(x.shape.rank)), dtype=dtypes.int32, name="Const")
             else:
-                axis_t = math_ops.range(array_ops.rank(x))
+                axis_t = range_ops.range(array_ops.rank(x))
         elif isinstance(axis, Tensor):
             axis_t = axis
         else:
@@ -254,7 +254,7 @@ def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: Any = None, 
         check_dtype("ReduceLogSumExp", x, FLOATS_COMPLEX, "input_tensor")
         raw_max = reduce_max(x, axis, keepdims=True)
         finite = math_ops.is_finite(raw_max)
-        shift = array_ops.stop_gradient(math_ops.where_v2(finite, raw_max, array_ops.zeros_like(raw_max)))
+        shift = array_ops.stop_gradient(select_ops.where_v2(finite, raw_max, array_ops.zeros_like(raw_max)))
         result = math_ops.log(reduce_sum(math_ops.exp(x - shift), axis, keepdims=True)) + shift
         if _keep(keepdims, keep_dims):
             return array_ops.identity(result, name=scope)
@@ -294,9 +294,9 @@ def count_nonzero(input_tensor: Any = None, axis: Any = None, keepdims: Any = No
     with name_scope(name, "count_nonzero", [x_in]) as scope:
         x = convert_to_tensor(x_in)
         zero = convert_to_tensor(b"" if x.dtype == dtypes.string else 0, dtype=x.dtype)
-        nonzero = math_ops.cast(math_ops.not_equal(x, zero), dtypes.int64)
+        nonzero = cast_ops.cast(math_ops.not_equal(x, zero), dtypes.int64)
         counted = reduce_sum(nonzero, axis, keepdims=_keep(keepdims, keep_dims))
-        return math_ops.cast(counted, dtype, name=scope)
+        return cast_ops.cast(counted, dtype, name=scope)
 
 
 # --- ArgMax / ArgMin ---------------------------------------------------------------------
@@ -371,6 +371,39 @@ def cumprod(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = Fals
                        name=name or "Cumprod")
 
 
+# --- broadcasting gradients -------------------------------------------------------------------
+def _static_reduction_axes(grad_shape: TensorShape, target_shape: TensorShape) -> list[int] | None:
+    if not (grad_shape.is_fully_defined() and target_shape.is_fully_defined()):
+        return None
+    g, t = grad_shape.as_list(), target_shape.as_list()
+    lead = len(g) - len(t)
+    axes = list(range(lead))
+    for i, d in enumerate(t):
+        if d == 1 and g[lead + i] != 1:
+            axes.append(lead + i)
+    return axes
+
+
+def reduce_to_shape_of(grad: Tensor, target: Tensor) -> Tensor:
+    """Sums ``grad`` over the dimensions along which ``target`` was broadcast.
+
+    Uses static shapes when both are fully known, else ``BroadcastGradientArgs`` on the
+    run-time shapes.
+    """
+    if grad.shape.is_fully_defined() and grad.shape == target.shape:
+        return grad
+    axes = _static_reduction_axes(grad.shape, target.shape)
+    if axes is not None:
+        summed = reduce_sum(grad, axes) if axes else grad
+        if summed.shape != target.shape:
+            summed = array_ops.reshape(summed, target.shape.as_list())
+        return summed
+    target_shape = array_ops.shape(target)
+    axes_t, _ = math_ops.broadcast_gradient_args(target_shape, array_ops.shape(grad))
+    return array_ops.reshape(reduce_sum(grad, axes_t), target_shape)
+
+
+
 # --- BroadcastTo -----------------------------------------------------------------------------
 def _broadcast_to_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
     from flowmesh.core.shapes import broadcast_shapes
@@ -385,7 +418,7 @@ def _broadcast_to_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list
 
 
 register_op("BroadcastTo", _broadcast_to_shape,
-            grad=lambda op, grad: [math_ops.reduce_to_shape_of(grad, op.inputs[0]), None])
+            grad=lambda op, grad: [reduce_to_shape_of(grad, op.inputs[0]), None])
 
 
 def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # noqa: A002
@@ -395,8 +428,3 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # 
     if x.shape.is_fully_defined() and x.shape.as_list() == shape_from_tensor(s).as_list():
         return x
     return make_tensor("BroadcastTo", [x, s], name=name or "BroadcastTo")
-
-
-# --- re-exports (historical home of these ops) ---------------------------------------------
-from flowmesh.ops.linalg_ops import matmul  # noqa: E402, F401
-from flowmesh.ops.segment_ops import unsorted_segment_sum  # noqa: E402, F401

@@ -19,6 +19,7 @@ from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, as_shape, unknown_shape
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.ops import array_ops, strided_slice_ops
 from flowmesh.ops._builders import make_tensor
 
 
@@ -137,12 +138,10 @@ def _gather_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 
 
 def _gather_grad(op: Any, grad: Tensor) -> list:
-    from flowmesh.ops import array_ops
-
     handle, indices = op.inputs
     params_shape = variable_shape(handle, out_type=indices.dtype)
     flat_indices = array_ops.reshape(indices, [-1])
-    rest = array_ops.strided_slice(params_shape, [1], [0], [1], end_mask=1)
+    rest = strided_slice_ops.strided_slice(params_shape, [1], [0], [1], end_mask=1)
     values = array_ops.reshape(grad, array_ops.concat([[-1], rest], 0))
     return [IndexedSlices(values, flat_indices, params_shape), None]
 

@@ -28,6 +28,7 @@ from flowmesh.core.graph import Operation, Tensor, get_default_graph
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.ops import array_ops
 from flowmesh.ops._builders import make_op
 
 
@@ -56,8 +57,6 @@ def _fused_lstm_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 
 
 def _fused_lstm_grad(op: Operation, dy: Any, dc: Any, dh: Any, _reserve: Any) -> list[Any]:
-    from flowmesh.ops import array_ops
-
     grads = [array_ops.zeros_like(op.outputs[i]) if g is None else g
              for i, g in enumerate((dy, dc, dh))]
     graph = get_default_graph()
@@ -129,8 +128,6 @@ def _fused_gru_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 
 
 def _fused_gru_grad(op: Operation, dy: Any, dh: Any, _reserve: Any) -> list[Any]:
-    from flowmesh.ops import array_ops
-
     grads = [array_ops.zeros_like(op.outputs[i]) if g is None else g
              for i, g in enumerate((dy, dh))]
     with get_default_graph().colocate_with(op):

@@ -9,7 +9,7 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
-from flowmesh.ops import array_ops, manip_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, manip_ops, math_ops, reduction_ops
 from flowmesh.ops.candidate_sampling_ops import compute_accidental_hits, log_uniform_candidate_sampler
 from flowmesh.ops.embedding_ops import embedding_lookup
 from flowmesh.ops.linalg_ops import matmul
@@ -30,9 +30,9 @@ def _remove_hits(sampled_logits: Tensor, labels: Tensor, sampled: Tensor, num_tr
                  num_sampled: int) -> Tensor:
     indices, ids, weights = compute_accidental_hits(labels, sampled, num_true=num_true)
     sparse_indices = array_ops.concat([array_ops.reshape(indices, [-1, 1]),
-                                       array_ops.reshape(math_ops.cast(ids, dtypes.int32), [-1, 1])], 1)
+                                       array_ops.reshape(cast_ops.cast(ids, dtypes.int32), [-1, 1])], 1)
     shape = array_ops.concat([array_ops.shape(labels)[:1], [num_sampled]], 0)
-    dense = sparse_to_dense(sparse_indices, shape, math_ops.cast(weights, sampled_logits.dtype),
+    dense = sparse_to_dense(sparse_indices, shape, cast_ops.cast(weights, sampled_logits.dtype),
                             default_value=0.0, validate_indices=False)
     return sampled_logits + dense
 
@@ -45,14 +45,14 @@ def compute_sampled_logits(weights: Any, biases: Any, labels: Any, inputs: Any, 
     ``_compute_sampled_logits``)."""
     labels = convert_to_tensor(labels)
     if labels.dtype != dtypes.int64:
-        labels = math_ops.cast(labels, dtypes.int64)
+        labels = cast_ops.cast(labels, dtypes.int64)
     inputs = convert_to_tensor(inputs)
     labels_flat = array_ops.reshape(labels, [-1])
     if sampled_values is None:
         sampled_values = log_uniform_candidate_sampler(labels, num_true, num_sampled, True, num_classes, seed)
     sampled, true_expected, sampled_expected = (array_ops.stop_gradient(convert_to_tensor(s))
                                                 for s in sampled_values)
-    sampled = math_ops.cast(sampled, dtypes.int64)
+    sampled = cast_ops.cast(sampled, dtypes.int64)
     all_ids = array_ops.concat([labels_flat, sampled], 0)
     count = array_ops.shape(labels_flat)[0]
     true_w, sampled_w = _split_rows(embedding_lookup(weights, all_ids, partition_strategy=partition_strategy), count)
@@ -64,8 +64,8 @@ def compute_sampled_logits(weights: Any, biases: Any, labels: Any, inputs: Any, 
     if remove_accidental_hits:
         sampled_logits = _remove_hits(sampled_logits, labels, sampled, num_true, num_sampled)
     if subtract_log_q:
-        true_logits -= math_ops.log(math_ops.cast(true_expected, true_logits.dtype))
-        sampled_logits -= math_ops.log(math_ops.cast(sampled_expected, sampled_logits.dtype))
+        true_logits -= math_ops.log(cast_ops.cast(true_expected, true_logits.dtype))
+        sampled_logits -= math_ops.log(cast_ops.cast(sampled_expected, sampled_logits.dtype))
     logits = array_ops.concat([true_logits, sampled_logits], 1)
     soft_labels = array_ops.concat([array_ops.ones_like(true_logits) / num_true,
                                     array_ops.zeros_like(sampled_logits)], 1)

@@ -13,7 +13,7 @@ from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, reduction_ops
 from flowmesh.ops._builders import make_op, make_tensor
 from flowmesh.ops.nd_index_ops import scatter_nd
 
@@ -92,12 +92,12 @@ def confusion_matrix(labels: Any, predictions: Any, num_classes: Any = None, dty
                      name: str | None = None, weights: Any = None) -> Tensor:
     """``[num_classes, num_classes]`` counts (or summed ``weights``) of (label, prediction) pairs."""
     with name_scope(name, "confusion_matrix", [labels, predictions, weights]):
-        lab = math_ops.cast(convert_to_tensor(labels), dtypes.int64)
-        pred = math_ops.cast(convert_to_tensor(predictions), dtypes.int64)
+        lab = cast_ops.cast(convert_to_tensor(labels), dtypes.int64)
+        pred = cast_ops.cast(convert_to_tensor(predictions), dtypes.int64)
         if num_classes is None:
             num_classes = math_ops.maximum(reduction_ops.reduce_max(lab), reduction_ops.reduce_max(pred)) + 1
-        n = math_ops.cast(num_classes, dtypes.int64)
+        n = cast_ops.cast(num_classes, dtypes.int64)
         indices = array_ops.stack([lab, pred], axis=1)
         values = array_ops.ones_like(pred, dtype=dtypes.as_dtype(dtype)) if weights is None else \
-            math_ops.cast(weights, dtypes.as_dtype(dtype))
+            cast_ops.cast(weights, dtypes.as_dtype(dtype))
         return scatter_nd(indices, values, array_ops.stack([n, n]))

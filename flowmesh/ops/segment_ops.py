@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from flowmesh.core import dtypes
-from flowmesh.core.convert import convert_to_tensor
+from flowmesh.core.convert import convert_to_tensor, register_tensor_conversion_function
 from flowmesh.core.graph import Tensor, name_scope
+from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, unknown_shape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, gather_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, gather_ops, math_ops, select_ops
 from flowmesh.ops._builders import INDEX_TYPES, REAL_NUMERIC, check_dtype, constant_value, make_tensor
 
 
@@ -65,16 +66,16 @@ def _gather_drop_negatives(params: Tensor, ids: Tensor) -> tuple[Tensor, Tensor]
     mask_shape = array_ops.concat([array_ops.shape(is_positive),
                                    array_ops.fill(array_ops.expand_dims(rank_diff, 0), 1)], 0)
     mask = array_ops.reshape(is_positive, mask_shape)
-    return math_ops.where_v2(mask, gathered, array_ops.zeros_like(gathered)), mask
+    return select_ops.where_v2(mask, gathered, array_ops.zeros_like(gathered)), mask
 
 
 def _min_max_grad(op: Any, grad: Tensor, sum_fn: Any) -> Tensor:
     data, ids = op.inputs[0], op.inputs[1]
     gathered_out, mask = _gather_drop_negatives(op.outputs[0], ids)
     selected = math_ops.logical_and(math_ops.equal(data, gathered_out), mask)
-    count = sum_fn(math_ops.cast(selected, grad.dtype), op)
+    count = sum_fn(cast_ops.cast(selected, grad.dtype), op)
     gathered_grad, _ = _gather_drop_negatives(math_ops.truediv(grad, count), ids)
-    return math_ops.where_v2(selected, gathered_grad, array_ops.zeros_like(gathered_grad))
+    return select_ops.where_v2(selected, gathered_grad, array_ops.zeros_like(gathered_grad))
 
 
 def _unsorted_sum_of(values: Tensor, op: Any) -> Tensor:
@@ -88,14 +89,14 @@ def _sorted_sum_of(values: Tensor, op: Any) -> Tensor:
 def _unsorted_prod_grad(op: Any, grad: Tensor) -> list:
     data, ids, num = op.inputs
     is_zero = math_ops.equal(data, array_ops.zeros_like(data))
-    zeros_per_segment = unsorted_segment_sum(math_ops.cast(is_zero, dtypes.int32), ids, num)
-    grad = math_ops.where_v2(math_ops.greater(zeros_per_segment, 1), array_ops.zeros_like(grad), grad)
-    non_zero = math_ops.where_v2(is_zero, array_ops.ones_like(data), data)
+    zeros_per_segment = unsorted_segment_sum(cast_ops.cast(is_zero, dtypes.int32), ids, num)
+    grad = select_ops.where_v2(math_ops.greater(zeros_per_segment, 1), array_ops.zeros_like(grad), grad)
+    non_zero = select_ops.where_v2(is_zero, array_ops.ones_like(data), data)
     non_zero_prod = unsorted_segment_prod(non_zero, ids, num)
     clipped = math_ops.maximum(ids, array_ops.zeros_like(ids))
     gathered_prod = gather_ops.gather(op.outputs[0], clipped)
     gathered_non_zero_prod = gather_ops.gather(non_zero_prod, clipped)
-    partial = math_ops.where_v2(is_zero, gathered_non_zero_prod,
+    partial = select_ops.where_v2(is_zero, gathered_non_zero_prod,
                                 math_ops.truediv(gathered_prod, non_zero))
     gathered_grad, _ = _gather_drop_negatives(grad, ids)
     return [gathered_grad * partial, None, None]
@@ -167,6 +168,18 @@ segment_mean = _sorted("SegmentMean", "SegmentMean", _NUMERIC)
 segment_max = _sorted("SegmentMax", "SegmentMax", REAL_NUMERIC)
 segment_min = _sorted("SegmentMin", "SegmentMin", REAL_NUMERIC)
 segment_prod = _sorted("SegmentProd", "SegmentProd", _NUMERIC)
+
+
+# --- IndexedSlices -> Tensor -----------------------------------------------------------------
+def _indexed_slices_to_tensor(value: IndexedSlices, dtype: Any, name: str | None) -> Tensor:
+    """An IndexedSlices as a dense tensor: its rows summed into place (``tf.convert_to_tensor``)."""
+    if value.dense_shape is None:
+        raise ValueError(f"Cannot convert {value!r} to a Tensor without a dense_shape")
+    with name_scope(name, "IndexedSlicesToTensor"):
+        return unsorted_segment_sum(value.values, value.indices, value.dense_shape[0])
+
+
+register_tensor_conversion_function(IndexedSlices, _indexed_slices_to_tensor)
 
 
 def _segment_counts(ids: Tensor, num_segments: Any, data: Tensor, dtype: Any) -> Tensor:

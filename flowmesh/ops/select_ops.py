@@ -17,6 +17,7 @@ from flowmesh.core.graph import Tensor
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, broadcast_shapes
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.ops import array_ops, math_ops
 from flowmesh.ops._builders import convert_same_dtype, make_tensor
 
 
@@ -29,30 +30,18 @@ def _select_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
     return [(x.dtype, broadcast_shapes(broadcast_shapes(cond.shape, x.shape), y.shape))]
 
 
-def _select_grad(op: Any, g: Tensor) -> list:
-    from flowmesh.ops.array_ops import zeros_like
-    from flowmesh.ops.math_ops import reduce_to_shape_of
-
-    cond, x, y = op.inputs
-    zeros = zeros_like(g)
-    return [None, reduce_to_shape_of(where_v2(cond, g, zeros), x),
-            reduce_to_shape_of(where_v2(cond, zeros, g), y)]
-
-
 def _where_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
     return [(dtypes.int64, TensorShape([None, inputs[0].shape.rank]))]
 
 
-register_op("SelectV2", _select_shape, grad=_select_grad)
+register_op("SelectV2", _select_shape)  # gradient: math_grad
 register_op("Where", _where_shape, not_differentiable=True)
 
 
 def _coordinates(condition: Any, name: str | None) -> Tensor:
     cond = convert_to_tensor(condition)
     if cond.dtype != dtypes.bool:
-        from flowmesh.ops.math_ops import not_equal
-
-        cond = not_equal(cond, convert_to_tensor(0, dtype=cond.dtype))
+        cond = math_ops.not_equal(cond, convert_to_tensor(0, dtype=cond.dtype))
     return make_tensor("Where", [cond], name=name or "Where")
 
 
@@ -99,9 +88,7 @@ def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None)
     _check_v1_shapes(cond, a, b)
     rank = a.shape.rank if a.shape.rank is not None else b.shape.rank
     if cond.shape.rank == 1 and rank is not None and rank > 1:
-        from flowmesh.ops.array_ops import reshape
-
-        cond = reshape(cond, [-1] + [1] * (rank - 1))
+        cond = array_ops.reshape(cond, [-1] + [1] * (rank - 1))
     return make_tensor("SelectV2", [cond, a, b], name=name or "Select")
 
 

@@ -12,7 +12,8 @@ from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.errors import InvalidArgumentError, UnimplementedError
 from flowmesh.ops import array_ops
 from flowmesh.ops.math_ops import negative
-from flowmesh.ops.nn_conv_ops import conv2d_backprop_filter, conv2d_backprop_input
+from flowmesh.ops.nn_conv3d_ops import conv3d
+from flowmesh.ops.nn_conv_ops import conv2d, conv2d_backprop_filter, conv2d_backprop_input
 from flowmesh.ops.nn_impl import top_k
 
 
@@ -86,8 +87,6 @@ def conv(input: Any, filter: Any, strides: Any, padding: str, explicit_paddings:
         InvalidArgumentError: malformed strides/dilations or an unsupported rank.
         UnimplementedError: ``groups > 1`` or explicit paddings.
     """
-    from flowmesh.ops.nn_conv3d_ops import conv3d
-    from flowmesh.ops.nn_conv_ops import conv2d
 
     _no_explicit(explicit_paddings, "Conv")
     if groups != 1:

@@ -11,7 +11,7 @@ from typing import Any
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, math_ops, nn_impl
 
 
 def _reverse_order(x: Tensor) -> Tensor:
@@ -21,8 +21,6 @@ def _reverse_order(x: Tensor) -> Tensor:
 
 
 def _sort(values: Any, axis: int, direction: str, want_indices: bool, name: str) -> Tensor:
-    from flowmesh.ops.nn_impl import top_k
-
     if direction not in ("ASCENDING", "DESCENDING"):
         raise ValueError(f"direction must be 'ASCENDING' or 'DESCENDING', got {direction!r}")
     with name_scope(name, name, [values]) as scope:
@@ -38,7 +36,7 @@ def _sort(values: Any, axis: int, direction: str, want_indices: bool, name: str)
         moved = array_ops.transpose(x, perm) if axis != rank - 1 else x
         keyed = _reverse_order(moved) if direction == "ASCENDING" else moved
         k = array_ops.shape(moved)[-1]
-        top, indices = top_k(keyed, k)
+        top, indices = nn_impl.top_k(keyed, k)
         out = indices if want_indices else (_reverse_order(top) if direction == "ASCENDING" else top)
         if axis != rank - 1:
             out = array_ops.transpose(out, perm)

@@ -15,6 +15,7 @@ from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.ops import array_ops
 from flowmesh.ops._builders import make_op
+from flowmesh.ops.reduction_ops import reduce_prod
 
 
 def _count_shape(values_at: int, weights_at: int):
@@ -63,6 +64,4 @@ def bincount(values: Any, weights: Any = None, axis: int = 0, minlength: Any = N
 
 
 def _prod(shape: Tensor) -> Tensor:
-    from flowmesh.ops.reduction_ops import reduce_prod
-
     return reduce_prod(shape)

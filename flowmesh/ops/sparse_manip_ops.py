@@ -19,7 +19,9 @@ from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, unknown_shape
 from flowmesh.ops import array_ops, cast_ops, gather_ops, math_ops, range_ops, reduction_ops, select_ops
 from flowmesh.ops._builders import constant_value, make_op, shape_from_tensor
-from flowmesh.ops.sparse_ops import as_sparse
+from flowmesh.ops.nd_index_ops import gather_nd
+from flowmesh.ops.search_ops import setdiff1d
+from flowmesh.ops.sparse_ops import as_sparse, to_dense
 
 
 def _int64(x: Any, name: str) -> Tensor:
@@ -181,8 +183,6 @@ def from_dense(tensor: Any, name: str | None = None) -> Any:
 
 
 def _gather_nd(t: Tensor, indices: Tensor) -> Tensor:
-    from flowmesh.ops.nd_index_ops import gather_nd
-
     return gather_nd(t, indices)
 
 
@@ -259,7 +259,6 @@ def merge(sp_ids: Any, sp_values: Any, vocab_size: Any, name: str | None = None,
 
 def to_indicator(sp_input: Any, vocab_size: Any, name: str | None = None) -> Tensor:
     """``tf.sparse.to_indicator``: a dense bool tensor, True at ``[..., id]`` for each id."""
-    from flowmesh.ops.sparse_ops import to_dense
 
     sp = as_sparse(sp_input, "sparse.to_indicator")
     n = array_ops.shape(sp.indices)[:1]
@@ -270,7 +269,6 @@ def to_indicator(sp_input: Any, vocab_size: Any, name: str | None = None) -> Ten
 
 def mask(a: IndexedSlices, mask_indices: Any, name: str | None = None) -> IndexedSlices:
     """``tf.sparse.mask``: the slices of ``a`` whose index is not in ``mask_indices``."""
-    from flowmesh.ops.search_ops import setdiff1d
 
     out_indices, keep = setdiff1d(a.indices, convert_to_tensor(mask_indices, dtype=a.indices.dtype))
     return IndexedSlices(gather_ops.gather(a.values, keep, name=name), out_indices, a.dense_shape)

@@ -21,6 +21,8 @@ from flowmesh.ops import array_ops, gather_ops, math_ops, reduction_ops, segment
 from flowmesh.ops._builders import constant_value, make_op, make_tensor, shape_from_tensor
 from flowmesh.ops.cast_ops import cast
 from flowmesh.ops.nd_index_ops import gather_nd
+from flowmesh.ops.range_ops import range as tf_range
+from flowmesh.ops.select_ops import where
 from flowmesh.ops.sparse_ops import as_sparse
 
 
@@ -133,7 +135,6 @@ def _reduce_sum_grad(op: Operation, grad: Tensor) -> list[Any]:
 
 def _kept(shape: Tensor, axes: Tensor) -> Tensor:
     """``shape`` with the reduced ``axes`` set to 1 (int64)."""
-    from flowmesh.ops.select_ops import where
 
     rank = array_ops.shape(shape, out_type=dtypes.int64)[0]
     axes = (cast(axes, dtypes.int64) + rank) % rank
@@ -142,8 +143,6 @@ def _kept(shape: Tensor, axes: Tensor) -> Tensor:
 
 
 def _iota(n: Tensor) -> Tensor:
-    from flowmesh.ops.range_ops import range as tf_range
-
     return tf_range(n, dtype=dtypes.int64)
 
 

@@ -10,6 +10,7 @@ from flowmesh.core.graph import Operation, Tensor
 from flowmesh.core.registry import register_op
 from flowmesh.core.sparse_tensor import SparseTensor
 from flowmesh.ops._builders import make_tensor, shape_from_tensor
+from flowmesh.ops.nd_index_ops import gather_nd
 
 
 def _to_dense_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
@@ -17,8 +18,6 @@ def _to_dense_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
 
 
 def _to_dense_grad(op: Operation, grad: Tensor) -> list[Any]:
-    from flowmesh.ops.nd_index_ops import gather_nd
-
     return [None, None, gather_nd(grad, op.inputs[0]), None]
 
 

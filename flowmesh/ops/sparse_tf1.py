@@ -8,6 +8,7 @@ from flowmesh.core.graph import Tensor
 from flowmesh.ops import sparse_manip_ops as _manip
 from flowmesh.ops import sparse_math_ops as _math
 from flowmesh.ops import sparse_placeholder as _placeholder
+from flowmesh.ops.linalg_ops import matmul
 
 sparse_add = _math.add
 sparse_placeholder = _placeholder.placeholder
@@ -54,7 +55,6 @@ def convert_to_tensor_or_sparse_tensor(value: Any, dtype: Any = None, name: str 
 def sparse_matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
                   a_is_sparse: bool = False, b_is_sparse: bool = False, name: str | None = None) -> Tensor:
     """``tf.sparse_matmul``: a dense matmul (the sparsity flags are TensorFlow's CPU hints)."""
-    from flowmesh.ops.linalg_ops import matmul
 
     return matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b, name=name)
 

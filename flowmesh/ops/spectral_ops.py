@@ -16,7 +16,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, manip_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, manip_ops, math_ops, range_ops, reduction_ops
 from flowmesh.ops.constant_op import constant
 from flowmesh.ops.fft_ops import hann_window, irfft, rfft
 from flowmesh.ops.gather_ops import gather
@@ -44,8 +44,8 @@ def frame(signal: Any, frame_length: int, frame_step: int, pad_end: bool = False
             x = manip_ops.pad(x, paddings, constant_values=pad_value)
         else:
             frames = math_ops.maximum(0, 1 + (length - frame_length) // frame_step)
-        starts = array_ops.expand_dims(math_ops.range(frames) * frame_step, 1)
-        return gather(x, starts + math_ops.range(frame_length), axis=x.shape.rank - 1)
+        starts = array_ops.expand_dims(range_ops.range(frames) * frame_step, 1)
+        return gather(x, starts + range_ops.range(frame_length), axis=x.shape.rank - 1)
 
 
 def overlap_and_add(signal: Any, frame_step: int, name: str | None = None) -> Tensor:
@@ -56,8 +56,8 @@ def overlap_and_add(signal: Any, frame_step: int, name: str | None = None) -> Te
         shape = array_ops.shape(x)
         frames, frame_length = shape[-2], shape[-1]
         out_len = (frames - 1) * frame_step + frame_length
-        positions = array_ops.reshape(array_ops.expand_dims(math_ops.range(frames) * frame_step, 1)
-                                      + math_ops.range(frame_length), [-1])
+        positions = array_ops.reshape(array_ops.expand_dims(range_ops.range(frames) * frame_step, 1)
+                                      + range_ops.range(frame_length), [-1])
         moved = array_ops.transpose(x, [rank - 2, rank - 1, *range(rank - 2)])
         flat = array_ops.reshape(moved, array_ops.concat([[-1], shape[:-2]], 0))
         summed = unsorted_segment_sum(flat, positions, out_len)
@@ -197,6 +197,6 @@ def mfccs_from_log_mel_spectrograms(log_mel_spectrograms: Any, name: str | None 
 def vorbis_window(window_length: int, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
     """``sin(pi / 2 * sin(pi * (n + 0.5) / N) ** 2)``."""
     with name_scope(name, "vorbis_window"):
-        n = math_ops.cast(math_ops.range(int(window_length)), dtype)
+        n = cast_ops.cast(range_ops.range(int(window_length)), dtype)
         inner = math_ops.sin(math.pi * (n + 0.5) / float(window_length))
         return math_ops.sin(0.5 * math.pi * math_ops.square(inner))

@@ -6,6 +6,8 @@ from typing import Any
 
 from flowmesh.core.graph import Tensor
 from flowmesh.core.indexed_slices import IndexedSlices
+from flowmesh.ops import array_ops, range_ops
+from flowmesh.ops import resource_variable_ops as rv
 from flowmesh.ops.counter_ops import count_up_to  # noqa: F401 - tf.count_up_to lives with its op
 
 
@@ -55,7 +57,6 @@ def scatter_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
 def _scatter_op(op_type: str, doc: str):
     def scatter(ref: Any, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
         var = _variable(ref, op_type)
-        from flowmesh.ops import resource_variable_ops as rv
 
         return var._colocated(lambda: rv.resource_scatter(op_type, var.handle, indices, updates, name=name))
 
@@ -82,7 +83,6 @@ def batch_scatter_update(ref: Any, indices: Any, updates: Any, use_locking: bool
     """
     from flowmesh.core.convert import convert_to_tensor
     from flowmesh.core.graph import name_scope
-    from flowmesh.ops import array_ops, range_ops
 
     with name_scope(name, "BatchScatterUpdate", [ref, indices, updates]):
         indices = convert_to_tensor(indices, name="indices")

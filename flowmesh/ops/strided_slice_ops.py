@@ -22,6 +22,7 @@ from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, unknown_shape
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.ops._builders import constant_value, make_tensor, shape_from_tensor
+from flowmesh.ops.array_ops import shape
 
 MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
 
@@ -120,8 +121,6 @@ def _strided_slice_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> lis
 
 
 def _strided_slice_grad(op: Any, grad: Tensor) -> list:
-    from flowmesh.ops.array_ops import shape
-
     x, begin_t, end_t, strides_t = op.inputs
     attrs = {k: op.attrs[k] for k in MASKS}
     index_dtype = begin_t.dtype
@@ -239,7 +238,7 @@ def getitem(tensor: Any, key: Any) -> Tensor:
         index_dtype = dtypes.int64 if any(isinstance(v, Tensor) and v.dtype == dtypes.int64
                                           for part in parts for v in part) else dtypes.int32
         from flowmesh.ops.array_ops import stack
-        from flowmesh.ops.math_ops import cast
+        from flowmesh.ops.cast_ops import cast
 
         def pack(values: list[Any], label: str) -> Tensor:
             items = [cast(v, index_dtype) if isinstance(v, Tensor) else

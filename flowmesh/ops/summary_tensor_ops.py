@@ -16,6 +16,7 @@ from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
 from flowmesh.ops._builders import make_tensor
 from flowmesh.ops.summary_ops import _collect, summary_scope
+from flowmesh.protos.summary import SummaryDescription, SummaryMetadata
 
 _SUMMARY_V2_COLLECTION = "_SUMMARY_V2"  # TensorFlow's GraphKeys._SUMMARY_COLLECTION
 
@@ -47,8 +48,6 @@ def tensor_summary(name: str, tensor: Any, summary_description: str | None = Non
     Returns:
         A scalar string tensor: a serialized ``tf.Summary``.
     """
-    from flowmesh.summary.proto import SummaryMetadata
-
     metadata = SummaryMetadata() if summary_metadata is None else summary_metadata
     if summary_description is not None:
         metadata.summary_description = summary_description
@@ -74,8 +73,6 @@ def text(name: str, tensor: Any, collections: Sequence[str] | None = None) -> Te
     tensor = convert_to_tensor(tensor)
     if tensor.dtype != dtypes.string:
         raise ValueError(f"Expected tensor {tensor.name} to have dtype string, got {tensor.dtype.name}")
-    from flowmesh.summary.proto import SummaryMetadata
-
     metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="text"))
     return tensor_summary(name, tensor, summary_metadata=metadata, collections=collections)
 
@@ -87,8 +84,6 @@ def get_summary_description(node_def: Any) -> Any:
     Raises:
         ValueError: ``node_def`` is not a ``TensorSummary`` node, or its description is not JSON.
     """
-    from flowmesh.summary.proto import SummaryDescription
-
     if node_def.op != "TensorSummary":
         raise ValueError(f"Can't get_summary_description on {node_def.op}")
     raw = node_def.attr["description"].s

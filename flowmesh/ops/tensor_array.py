@@ -22,8 +22,12 @@ from flowmesh.core.graph import Tensor, get_default_graph, name_scope
 from flowmesh.core.shapes import TensorShape, as_shape, unknown_shape
 from flowmesh.core.type_spec import TensorArraySpec
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.ops import array_ops
 from flowmesh.ops import tensor_array_ops as gen
 from flowmesh.ops._builders import constant_value
+from flowmesh.ops.array_ops import identity
+from flowmesh.ops.cast_ops import cast
+from flowmesh.ops.range_ops import range as tf_range
 
 
 class TensorArray:
@@ -150,7 +154,6 @@ class TensorArray:
     # --- TensorFlow's methods ----------------------------------------------------------
     def identity(self) -> TensorArray:
         """A TensorArray whose flow is an identity of this one's (for control dependencies)."""
-        from flowmesh.ops.array_ops import identity
 
         return self._new(identity(self._flow))
 
@@ -186,7 +189,6 @@ class TensorArray:
 
     def stack(self, name: str | None = None) -> Tensor:
         """All elements stacked into one tensor (``[size, *element_shape]``)."""
-        from flowmesh.ops.range_ops import range as tf_range
 
         with name_scope(name, "TensorArrayStack"):
             value = self.gather(tf_range(0, self.size()), name=name)
@@ -221,8 +223,6 @@ class TensorArray:
 
     def unstack(self, value: Any, name: str | None = None) -> TensorArray:
         """Writes ``value[i]`` at index ``i`` for every row of ``value``."""
-        from flowmesh.ops import array_ops
-        from flowmesh.ops.range_ops import range as tf_range
 
         with name_scope(name, "TensorArrayUnstack"):
             value = self._convert(value)
@@ -244,7 +244,6 @@ class TensorArray:
 
     def split(self, value: Any, lengths: Any, name: str | None = None) -> TensorArray:
         """Splits ``value`` along axis 0 into pieces of ``lengths`` rows, one per index."""
-        from flowmesh.ops.math_ops import cast
 
         with name_scope(name, "TensorArraySplit"):
             value = self._convert(value)

@@ -19,6 +19,7 @@ from typing import Any
 
 from flowmesh.core.graph import Operation, Tensor, get_default_graph
 from flowmesh.core.registry import register_gradient
+from flowmesh.ops.array_ops import identity
 from flowmesh.ops.gradients_impl import gradient_source
 from flowmesh.ops.tensor_array import TensorArray
 
@@ -42,7 +43,6 @@ def _gradient_array(op: Operation, dtype_attr: str, flow: Tensor, source: str) -
 def _write_barrier(op: Operation, flow: Tensor) -> Tensor:
     """Orders the gradient array's creation after the forward write (same graph only:
     a loop's gradient runs after the whole forward loop anyway)."""
-    from flowmesh.ops.array_ops import identity
 
     if op.graph is not get_default_graph():
         return flow

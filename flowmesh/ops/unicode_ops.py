@@ -22,6 +22,7 @@ from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError, UnimplementedError
 from flowmesh.ops import array_ops, cast_ops, range_ops, reduction_ops
 from flowmesh.ops._builders import make_op, make_tensor
+from flowmesh.ops.string_split_ops import string_split
 from flowmesh.unsupported import RAGGED
 
 _ERRORS = ("strict", "replace", "ignore")
@@ -127,7 +128,6 @@ def unicode_split_with_offsets(input: Any, input_encoding: str, errors: str = "r
 
 def bytes_split(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """The bytes of a scalar string as a vector of one-byte strings (``tf.strings.bytes_split``)."""
-    from flowmesh.ops.string_split_ops import string_split
 
     with name_scope(name, "StringsByteSplit", [input]):
         text = _scalar_input("bytes_split", input)

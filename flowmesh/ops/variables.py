@@ -24,8 +24,12 @@ from flowmesh.core.graph import (
 )
 from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.shapes import TensorShape, as_shape, unknown_shape
-from flowmesh.ops import operators
+from flowmesh.ops import array_ops, gather_ops, math_ops, operators
 from flowmesh.ops import resource_variable_ops as rv
+from flowmesh.ops.cond import cond
+from flowmesh.ops.constant_op import constant
+from flowmesh.ops.control_flow_ops import group, no_op
+from flowmesh.ops.state_ops import count_up_to
 from flowmesh.ops.variable_creator import VariableMeta
 
 
@@ -149,7 +153,6 @@ class Variable(metaclass=VariableMeta):
 
     def initialized_value(self) -> Tensor:
         """The value after initialization (runs the initializer first if needed)."""
-        from flowmesh.ops.cond import cond
 
         return cond(
             self.is_variable_initialized(), self.read_value, lambda: self._initial_value)
@@ -226,8 +229,6 @@ class Variable(metaclass=VariableMeta):
             self._initializer_value, feed_dict={self._initial_value: value})
 
     def count_up_to(self, limit: int) -> Tensor:
-        from flowmesh.ops.state_ops import count_up_to
-
         return count_up_to(self, limit)
 
     # --- misc ------------------------------------------------------------------------------
@@ -302,7 +303,6 @@ def moving_average_variables(scope: str | None = None) -> list[Variable]:
 
 def variables_initializer(var_list: list[Variable], name: str = "init") -> Operation:
     """An op running the initializers of ``var_list``."""
-    from flowmesh.ops.control_flow_ops import group, no_op
 
     if var_list:
         return group(*[v.initializer for v in var_list], name=name)
@@ -331,7 +331,6 @@ def assert_variables_initialized(var_list: list[Variable] | None = None) -> Tens
     ``var_list`` (default: global and local variables), read so that running it raises
     ``FailedPreconditionError`` naming the first uninitialized one; one rank for a single
     variable, a stacked vector for several, ``None`` for none."""
-    from flowmesh.ops import array_ops
 
     var_list = global_variables() + local_variables() if var_list is None else list(var_list)
     if not var_list:
@@ -346,8 +345,6 @@ def assert_variables_initialized(var_list: list[Variable] | None = None) -> Tens
 def report_uninitialized_variables(var_list: list[Variable] | None = None,
                                    name: str = "report_uninitialized_variables") -> Tensor:
     """A 1-D string tensor with the names of the uninitialized variables in ``var_list``."""
-    from flowmesh.ops import array_ops, gather_ops, math_ops
-    from flowmesh.ops.constant_op import constant
 
     var_list = global_variables() + local_variables() if var_list is None else list(var_list)
     graph = get_default_graph()

@@ -38,9 +38,12 @@ from flowmesh.core.function import (
 from flowmesh.core.graph import Graph, Operation, Tensor, get_default_graph
 from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.shapes import TensorShape, unknown_shape
-from flowmesh.ops import math_ops
+from flowmesh.ops import array_ops, gather_ops, math_ops, strided_slice_ops
+from flowmesh.ops.constant_op import constant
 from flowmesh.ops.function_call import create_function_op, unify_captures
 from flowmesh.ops.gradients_impl import gradients
+from flowmesh.ops.math_ops import less
+from flowmesh.ops.resource_variable_ops import read_variable_op, variable_shape
 from flowmesh.ops.while_accumulators import accumulator_concat, accumulator_get_item
 
 
@@ -97,15 +100,12 @@ def while_grad(op: Operation, *grads: Any) -> list[Any]:
 def _sparse_gradient(grad_op: Operation, values: Tensor, indices: Tensor,
                      forward_input: Tensor) -> IndexedSlices | Tensor:
     """Concatenates the per-iteration ``IndexedSlices`` parts the gradient loop collected."""
-    from flowmesh.ops import array_ops
-    from flowmesh.ops.constant_op import constant
-    from flowmesh.ops.resource_variable_ops import variable_shape
 
     if forward_input.dtype == dtypes.resource:
         dense_shape = variable_shape(forward_input, out_type=indices.dtype)
     else:
         dense_shape = array_ops.shape(forward_input, out_type=indices.dtype)
-    row_shape = array_ops.strided_slice(dense_shape, [1], [0], [1], end_mask=1)
+    row_shape = strided_slice_ops.strided_slice(dense_shape, [1], [0], [1], end_mask=1)
     all_values = accumulator_concat(while_accumulator(grad_op, values), row_shape, values.dtype,
                                     TensorShape([None]).concatenate(values.shape[1:])
                                     if values.shape.rank else unknown_shape())
@@ -127,9 +127,6 @@ def _is_zero_fill(op: Operation, index: int, grad: Any) -> bool:
 
 def _initial_values(op: Operation, grads: tuple[Any, ...], loop_idx: list[int],
                     cap_idx: list[int]) -> list[Tensor]:
-    from flowmesh.ops import array_ops
-    from flowmesh.ops.constant_op import constant
-
     values = [constant(0, dtype=dtypes.int32, name="iteration")]
     for i in loop_idx:
         g = grads[i]
@@ -142,8 +139,6 @@ def _initial_values(op: Operation, grads: tuple[Any, ...], loop_idx: list[int],
 
 def _zeros_like_value(tensor: Tensor) -> Tensor:
     """Zeros shaped like the gradient of ``tensor`` (a variable's value for handles)."""
-    from flowmesh.ops import array_ops
-    from flowmesh.ops.resource_variable_ops import read_variable_op
 
     if tensor.dtype != dtypes.resource:
         return array_ops.zeros_like(tensor)
@@ -154,8 +149,6 @@ def _zeros_like_value(tensor: Tensor) -> Tensor:
 
 
 def _grad_cond(op: Operation, home: Graph, grad_body: _WhileGradBody) -> FuncGraph:
-    from flowmesh.ops.math_ops import less
-
     graph = FuncGraph(f"{op.attrs['cond'].name}_grad", home)
     with graph.as_default():
         args = [graph.add_input(t.dtype, t.shape, "loop_var")
@@ -218,7 +211,6 @@ class _WhileGradBody(FuncGraph):
         ``acc_grads`` are incoming gradients of accumulator outputs (``[N, ...]`` dense):
         iteration ``k`` adds row ``N - 1 - k`` to the gradient of the accumulated value.
         """
-        from flowmesh.ops import array_ops, gather_ops
 
         op, body = self.forward_op, self.forward
         shapes = op.attrs["output_shapes"]

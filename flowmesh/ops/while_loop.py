@@ -32,7 +32,9 @@ from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, as_shape
 from flowmesh.ops import _structure as nest
+from flowmesh.ops.cast_ops import cast
 from flowmesh.ops.function_call import create_function_op, function_output, unify_captures
+from flowmesh.ops.math_ops import add, less, logical_and
 from flowmesh.ops.tensor_array import TensorArray, from_flow, to_flow
 from flowmesh.ops.while_grad import while_grad
 
@@ -161,7 +163,6 @@ def _invariants(structure: Any, shape_invariants: Any, init: list[Tensor],
 def _maximum_iterations(value: Any) -> Tensor | None:
     if value is None:
         return None
-    from flowmesh.ops.math_ops import cast
 
     limit = convert_to_tensor(value, dtype_hint=dtypes.int32, name="maximum_iterations")
     if limit.shape.rank not in (None, 0):
@@ -194,8 +195,6 @@ class _Loop:
         return fn(packed[0]) if self.single else fn(*packed)
 
     def trace_cond(self, cond: Callable[..., Any], limit: Tensor | None) -> None:
-        from flowmesh.ops.math_ops import less, logical_and
-
         g = self.cond_graph
         with g.as_default():
             counter, packed = self._arguments(g)
@@ -210,8 +209,6 @@ class _Loop:
             g.outputs = [pred]
 
     def trace_body(self, body: Callable[..., Any]) -> Any:
-        from flowmesh.ops.math_ops import add
-
         g = self.body_graph
         with g.as_default():
             counter, packed = self._arguments(g)

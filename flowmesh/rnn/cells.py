@@ -26,7 +26,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.graph import Tensor
 from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, clip_ops, linalg_ops, manip_ops, math_ops, nn_ops
+from flowmesh.ops import array_ops, cast_ops, clip_ops, linalg_ops, manip_ops, math_ops, nn_ops
 from flowmesh.ops.init_ops import Constant, Zeros
 from flowmesh.rnn.cell_base import LayerRNNCell, LSTMStateTuple
 
@@ -130,7 +130,7 @@ class BasicLSTMCell(LayerRNNCell):
             c, h = array_ops.split(state, 2, axis=1)
         gates = _linear(inputs, h, self._kernel, self._bias)
         i, j, f, o = array_ops.split(gates, 4, axis=1)
-        forget_bias = math_ops.cast(self._forget_bias, f.dtype)
+        forget_bias = cast_ops.cast(self._forget_bias, f.dtype)
         new_c = math_ops.add(math_ops.multiply(c, math_ops.sigmoid(math_ops.add(f, forget_bias))),
                              math_ops.multiply(math_ops.sigmoid(i), self._activation(j)))
         new_h = math_ops.multiply(self._activation(new_c), math_ops.sigmoid(o))

@@ -25,7 +25,7 @@ from flowmesh.ops.summary_tensor_ops import (
     tensor_summary,
     text,
 )
-from flowmesh.summary.proto import (
+from flowmesh.protos.summary import (
     Event,
     HistogramProto,
     SessionLog,

@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from flowmesh.summary.proto import HistogramProto
+from flowmesh.protos.summary import HistogramProto
 
 DBL_MAX = sys.float_info.max
 

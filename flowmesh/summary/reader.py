@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from flowmesh.formats.tfrecord import read_stream_records
 from flowmesh.gfile import GFile
-from flowmesh.summary.proto import Event
-from flowmesh.summary.records import read_records
+from flowmesh.protos.summary import Event
 
 
 def summary_iterator(path: str) -> Iterator[Event]:
@@ -16,5 +16,5 @@ def summary_iterator(path: str) -> Iterator[Event]:
         DataLossError: a record is corrupted or is not an ``Event``.
     """
     with GFile(path, "rb") as f:
-        for data in read_records(f, path):
+        for data in read_stream_records(f, path):
             yield Event.FromString(data)

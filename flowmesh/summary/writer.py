@@ -2,7 +2,7 @@
 
 A writer owns one file ``<logdir>/events.out.tfevents.<time>.<host><suffix>`` whose first
 record is the ``brain.Event:2`` version event; every later record is an ``Event`` holding
-a summary, a session log or the graph (TFRecord framing: :mod:`flowmesh.summary.records`).
+a summary, a session log or the graph (TFRecord framing: :mod:`flowmesh.formats.tfrecord`).
 (a writer reopened in the same second appends ``.1``, ``.2``... rather than truncating).
 Events are appended to an OS-buffered file under a lock, so ``add_*`` never blocks on the
 disk; a daemon thread flushes every ``flush_secs``, and ``flush``/``close`` flush at once.
@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 
 from flowmesh.checkpoint import filesystem as fs
+from flowmesh.formats.tfrecord import encode_record
 from flowmesh.gfile import GFile
-from flowmesh.summary.proto import Event, SessionLog, Summary, TaggedRunMetadata
-from flowmesh.summary.records import encode_record
+from flowmesh.protos.summary import Event, SessionLog, Summary, TaggedRunMetadata
 
 FILE_VERSION = "brain.Event:2"
 

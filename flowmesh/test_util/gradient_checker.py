@@ -12,7 +12,7 @@ import numpy as np
 from flowmesh.core import dtypes
 from flowmesh.core.default_session import get_default_session_or_raise
 from flowmesh.core.indexed_slices import IndexedSlices
-from flowmesh.ops import array_ops, gradients_impl, math_ops
+from flowmesh.ops import array_ops, cast_ops, gradients_impl
 from flowmesh.ops.constant_op import constant
 
 _FLOATS = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
@@ -59,7 +59,7 @@ def _numeric(x: Any, x_shape: Any, x_data: np.ndarray, y: Any, y_shape: Any, del
     if x.dtype == dtypes.bfloat16:
         x_data = x_data.astype(np.float32)
     if y.dtype == dtypes.bfloat16:
-        y = math_ops.cast(y, dtypes.float32)
+        y = cast_ops.cast(y, dtypes.float32)
     x_size, y_size = _size(x_shape), _size(y_shape)
     jacobian = np.zeros((x_size, y_size), dtype=np.float64 if x.dtype == dtypes.float64 else np.float32)
     scale = np.asarray(2 * delta, dtype=np.float64 if y.dtype == dtypes.float64 else np.float32)

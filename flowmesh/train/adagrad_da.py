@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowmesh.core.graph import Operation, Tensor, control_dependencies
-from flowmesh.ops import array_ops, gather_ops, math_ops, state_ops
+from flowmesh.ops import array_ops, cast_ops, gather_ops, math_ops, state_ops
 from flowmesh.ops.variables import Variable
 from flowmesh.train.optimizer import Optimizer
 
@@ -68,7 +68,7 @@ class AdagradDAOptimizer(Optimizer):
         lr = self._hyper("learning_rate", var)
         l1 = self._hyper("l1_regularization_strength", var)
         l2 = self._hyper("l2_regularization_strength", var)
-        step = math_ops.cast(self._step_on_worker, var.dtype)
+        step = cast_ops.cast(self._step_on_worker, var.dtype)
         shrunk = math_ops.sign(g_acc) * math_ops.maximum(math_ops.abs(g_acc) - l1 * step, 0.0)
         return -lr * shrunk / (l2 * step * lr + math_ops.sqrt(gg_acc))
 

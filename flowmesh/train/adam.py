@@ -18,7 +18,7 @@ from typing import Any
 
 from flowmesh.core.graph import Graph, Operation, Tensor, get_default_graph
 from flowmesh.core.indexed_slices import IndexedSlices
-from flowmesh.ops import control_flow_ops, math_ops
+from flowmesh.ops import cast_ops, control_flow_ops, math_ops
 from flowmesh.ops.training_ops import apply_op
 from flowmesh.ops.variables import Variable
 from flowmesh.train.optimizer import Optimizer
@@ -71,8 +71,8 @@ class AdamOptimizer(Optimizer):
     def _inputs(self, var: Variable) -> list[Tensor]:
         beta1_power, beta2_power = self._get_beta_accumulators(var.graph)
         return [var.handle, self.get_slot(var, "m").handle, self.get_slot(var, "v").handle,
-                math_ops.cast(beta1_power.value(), var.dtype),
-                math_ops.cast(beta2_power.value(), var.dtype),
+                cast_ops.cast(beta1_power.value(), var.dtype),
+                cast_ops.cast(beta2_power.value(), var.dtype),
                 self._hyper("learning_rate", var), self._hyper("beta1", var),
                 self._hyper("beta2", var), self._hyper("epsilon", var)]
 

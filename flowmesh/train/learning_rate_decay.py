@@ -17,7 +17,7 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, get_default_graph
-from flowmesh.ops import array_ops, gather_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, gather_ops, math_ops, select_ops
 from flowmesh.ops.reduction_ops import reduce_sum
 
 
@@ -31,8 +31,8 @@ def _step_fraction(learning_rate: Any, global_step: Any, decay_steps: Any,
                    staircase: bool) -> tuple[Tensor, Tensor]:
     """(learning_rate tensor, global_step / decay_steps in its dtype, floored if staircase)."""
     lr = convert_to_tensor(learning_rate, name="learning_rate")
-    step = math_ops.cast(global_step, lr.dtype)
-    p = math_ops.truediv(step, math_ops.cast(decay_steps, lr.dtype))
+    step = cast_ops.cast(global_step, lr.dtype)
+    p = math_ops.truediv(step, cast_ops.cast(decay_steps, lr.dtype))
     if staircase:
         p = math_ops.floor(p)
     return lr, p
@@ -59,7 +59,7 @@ def exponential_decay(learning_rate: Any, global_step: Any, decay_steps: Any, de
     _require_step(global_step, "exponential_decay")
     with get_default_graph().name_scope(name or "ExponentialDecay") as scope:
         lr, p = _step_fraction(learning_rate, global_step, decay_steps, staircase)
-        rate = math_ops.cast(decay_rate, lr.dtype)
+        rate = cast_ops.cast(decay_rate, lr.dtype)
         return math_ops.multiply(lr, math_ops.pow(rate, p), name=scope)
 
 
@@ -72,7 +72,7 @@ def natural_exp_decay(learning_rate: Any, global_step: Any, decay_steps: Any, de
     _require_step(global_step, "natural_exp_decay")
     with get_default_graph().name_scope(name or "NaturalExpDecay") as scope:
         lr, p = _step_fraction(learning_rate, global_step, decay_steps, staircase)
-        rate = math_ops.cast(decay_rate, lr.dtype)
+        rate = cast_ops.cast(decay_rate, lr.dtype)
         return math_ops.multiply(lr, math_ops.exp(math_ops.negative(rate) * p), name=scope)
 
 
@@ -85,8 +85,8 @@ def inverse_time_decay(learning_rate: Any, global_step: Any, decay_steps: Any, d
     _require_step(global_step, "inverse_time_decay")
     with get_default_graph().name_scope(name or "InverseTimeDecay") as scope:
         lr, p = _step_fraction(learning_rate, global_step, decay_steps, staircase)
-        rate = math_ops.cast(decay_rate, lr.dtype)
-        denom = math_ops.add(math_ops.cast(1.0, lr.dtype), rate * p)
+        rate = cast_ops.cast(decay_rate, lr.dtype)
+        denom = math_ops.add(cast_ops.cast(1.0, lr.dtype), rate * p)
         return math_ops.truediv(lr, denom, name=scope)
 
 
@@ -116,17 +116,17 @@ def polynomial_decay(learning_rate: Any, global_step: Any, decay_steps: Any,
     with get_default_graph().name_scope(name or "PolynomialDecay") as scope:
         lr = convert_to_tensor(learning_rate, name="learning_rate")
         dtype = lr.dtype
-        end = math_ops.cast(end_learning_rate, dtype)
-        step = math_ops.cast(global_step, dtype)
-        steps = math_ops.cast(decay_steps, dtype)
+        end = cast_ops.cast(end_learning_rate, dtype)
+        step = cast_ops.cast(global_step, dtype)
+        steps = cast_ops.cast(decay_steps, dtype)
         if cycle:
-            multiplier = math_ops.where(math_ops.equal(step, 0.0), array_ops.ones_like(step),
+            multiplier = select_ops.where(math_ops.equal(step, 0.0), array_ops.ones_like(step),
                                         math_ops.ceil(step / steps))
             steps = steps * multiplier
         else:
             step = math_ops.minimum(step, steps)
         fraction = math_ops.truediv(step, steps)
-        scale = math_ops.pow(1.0 - fraction, math_ops.cast(power, dtype))
+        scale = math_ops.pow(1.0 - fraction, cast_ops.cast(power, dtype))
         return math_ops.add((lr - end) * scale, end, name=scope)
 
 
@@ -152,10 +152,10 @@ def cosine_decay(learning_rate: Any, global_step: Any, decay_steps: Any, alpha: 
     with get_default_graph().name_scope(name or "CosineDecay") as scope:
         lr = convert_to_tensor(learning_rate, name="learning_rate")
         dtype = lr.dtype
-        steps = math_ops.cast(decay_steps, dtype)
-        step = math_ops.minimum(math_ops.cast(global_step, dtype), steps)
+        steps = cast_ops.cast(decay_steps, dtype)
+        step = math_ops.minimum(cast_ops.cast(global_step, dtype), steps)
         cosine = 0.5 * (1.0 + math_ops.cos(math.pi * (step / steps)))
-        alpha_t = math_ops.cast(alpha, dtype)
+        alpha_t = cast_ops.cast(alpha, dtype)
         decayed = (1.0 - alpha_t) * cosine + alpha_t
         return math_ops.multiply(lr, decayed, name=scope)
 
@@ -185,19 +185,19 @@ def cosine_decay_restarts(learning_rate: Any, global_step: Any, first_decay_step
     with get_default_graph().name_scope(name or "SGDRDecay") as scope:
         lr = convert_to_tensor(learning_rate, name="learning_rate")
         dtype = lr.dtype
-        fraction = math_ops.cast(global_step, dtype) / math_ops.cast(first_decay_steps, dtype)
+        fraction = cast_ops.cast(global_step, dtype) / cast_ops.cast(first_decay_steps, dtype)
         if float(t_mul) == 1.0:
             restart = math_ops.floor(fraction)
             fraction = fraction - restart
         else:
             restart = math_ops.floor(
                 math_ops.log(1.0 - fraction * (1.0 - float(t_mul))) / math.log(float(t_mul)))
-            grown = math_ops.pow(math_ops.cast(float(t_mul), dtype), restart)
+            grown = math_ops.pow(cast_ops.cast(float(t_mul), dtype), restart)
             done = (1.0 - grown) / (1.0 - float(t_mul))
             fraction = (fraction - done) / grown
-        m_fac = math_ops.pow(math_ops.cast(float(m_mul), dtype), restart)
+        m_fac = math_ops.pow(cast_ops.cast(float(m_mul), dtype), restart)
         cosine = 0.5 * m_fac * (1.0 + math_ops.cos(math.pi * fraction))
-        alpha_t = math_ops.cast(alpha, dtype)
+        alpha_t = cast_ops.cast(alpha, dtype)
         return math_ops.multiply(lr, (1.0 - alpha_t) * cosine + alpha_t, name=scope)
 
 
@@ -228,12 +228,12 @@ def linear_cosine_decay(learning_rate: Any, global_step: Any, decay_steps: Any,
     with get_default_graph().name_scope(name or "LinearCosineDecay") as scope:
         lr = convert_to_tensor(learning_rate, name="learning_rate")
         dtype = lr.dtype
-        steps = math_ops.cast(decay_steps, dtype)
-        step = math_ops.minimum(math_ops.cast(global_step, dtype), steps)
+        steps = cast_ops.cast(decay_steps, dtype)
+        step = math_ops.minimum(cast_ops.cast(global_step, dtype), steps)
         linear = (steps - step) / steps
-        fraction = 2.0 * math_ops.cast(num_periods, dtype) * (step / steps)
+        fraction = 2.0 * cast_ops.cast(num_periods, dtype) * (step / steps)
         cosine = 0.5 * (1.0 + math_ops.cos(math.pi * fraction))
-        decayed = (math_ops.cast(alpha, dtype) + linear) * cosine + math_ops.cast(beta, dtype)
+        decayed = (cast_ops.cast(alpha, dtype) + linear) * cosine + cast_ops.cast(beta, dtype)
         return math_ops.multiply(lr, decayed, name=scope)
 
 
@@ -273,15 +273,15 @@ def noisy_linear_cosine_decay(learning_rate: Any, global_step: Any, decay_steps:
     with get_default_graph().name_scope(name or "NoisyLinearCosineDecay") as scope:
         lr = convert_to_tensor(learning_rate, name="learning_rate")
         dtype = lr.dtype
-        steps = math_ops.cast(decay_steps, dtype)
-        step = math_ops.minimum(math_ops.cast(global_step, dtype), steps)
+        steps = cast_ops.cast(decay_steps, dtype)
+        step = math_ops.minimum(cast_ops.cast(global_step, dtype), steps)
         linear = (steps - step) / steps
-        variance = math_ops.cast(initial_variance, dtype) / math_ops.pow(
-            1.0 + step, math_ops.cast(variance_decay, dtype))
+        variance = cast_ops.cast(initial_variance, dtype) / math_ops.pow(
+            1.0 + step, cast_ops.cast(variance_decay, dtype))
         noisy = linear + random_normal([], stddev=math_ops.sqrt(variance), dtype=dtype)
-        fraction = 2.0 * math_ops.cast(num_periods, dtype) * (step / steps)
+        fraction = 2.0 * cast_ops.cast(num_periods, dtype) * (step / steps)
         cosine = 0.5 * (1.0 + math_ops.cos(math.pi * fraction))
-        decayed = (math_ops.cast(alpha, dtype) + noisy) * cosine + math_ops.cast(beta, dtype)
+        decayed = (cast_ops.cast(alpha, dtype) + noisy) * cosine + cast_ops.cast(beta, dtype)
         return math_ops.multiply(lr, decayed, name=scope)
 
 
@@ -310,8 +310,8 @@ def piecewise_constant(x: Any, boundaries: Sequence[Any], values: Sequence[Any],
         x_t = convert_to_tensor(x)
         if not boundaries:
             return array_ops.identity(convert_to_tensor(values[0]), name=scope)
-        bounds = [math_ops.cast(convert_to_tensor(b), x_t.dtype) for b in boundaries]
-        above = math_ops.cast(math_ops.greater(x_t, array_ops.stack(bounds)), dtypes.int32)
+        bounds = [cast_ops.cast(convert_to_tensor(b), x_t.dtype) for b in boundaries]
+        above = cast_ops.cast(math_ops.greater(x_t, array_ops.stack(bounds)), dtypes.int32)
         table = array_ops.stack([convert_to_tensor(v) for v in values])
         return gather_ops.gather(table, reduce_sum(above), name=scope)
 
@@ -364,6 +364,6 @@ def linear_scaling_warmup(base_lr: float, num_replicas: int, warmup_steps: int,
         if warmup_steps == 0 or num_replicas == 1:
             return array_ops.identity(convert_to_tensor(target, dtype=dtypes.float32),
                                       name=scope)
-        step = math_ops.minimum(math_ops.cast(global_step, dtypes.float32), float(warmup_steps))
+        step = math_ops.minimum(cast_ops.cast(global_step, dtypes.float32), float(warmup_steps))
         increment = (target - float(base_lr)) / float(warmup_steps)
         return math_ops.add(step * increment, float(base_lr), name=scope)

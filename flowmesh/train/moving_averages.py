@@ -18,7 +18,7 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import GraphKeys, Operation, Tensor, add_to_collection, get_default_graph, name_scope
-from flowmesh.ops import array_ops, control_flow_ops, math_ops, state_ops
+from flowmesh.ops import array_ops, cast_ops, control_flow_ops, math_ops, state_ops
 from flowmesh.ops.variables import Variable, global_variables, moving_average_variables, trainable_variables
 
 _FLOATS = (dtypes.bfloat16, dtypes.float16, dtypes.float32, dtypes.float64)
@@ -55,7 +55,7 @@ def assign_moving_average(variable: Variable, value: Any, decay: Any, zero_debia
     with name_scope(name, "AssignMovingAvg", [variable, value, decay]):
         one_minus = convert_to_tensor(1.0 - convert_to_tensor(decay), name="decay")
         if one_minus.dtype != variable.dtype.base_dtype:
-            one_minus = math_ops.cast(one_minus, variable.dtype.base_dtype)
+            one_minus = cast_ops.cast(one_minus, variable.dtype.base_dtype)
         value = convert_to_tensor(value)
         if zero_debias:
             return _zero_debias(variable, value, one_minus)
@@ -117,7 +117,7 @@ class ExponentialMovingAverage:
         with name_scope(self._name) as scope:
             decay = convert_to_tensor(self._decay, dtype=dtypes.float32, name="decay")
             if self._num_updates is not None:
-                n = math_ops.cast(self._num_updates, dtypes.float32, name="num_updates")
+                n = cast_ops.cast(self._num_updates, dtypes.float32, name="num_updates")
                 decay = math_ops.minimum(decay, (1.0 + n) / (10.0 + n))
             updates = [assign_moving_average(self._averages[v], v, decay,
                                              self._averages[v] in self._debiased)

@@ -26,9 +26,9 @@ from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from flowmesh.core.indexed_slices import IndexedSlices
-from flowmesh.ops import array_ops, control_flow_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, control_flow_ops
 from flowmesh.ops.gradients_impl import gradients as _gradients
-from flowmesh.ops.reduction_ops import unsorted_segment_sum
+from flowmesh.ops.segment_ops import unsorted_segment_sum
 from flowmesh.ops.variables import Variable, trainable_variables
 
 _VALID_DTYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
@@ -187,7 +187,7 @@ class Optimizer:
                 with graph.control_dependencies([self._finish(update_ops, "update")]):
                     with graph.colocate_with(global_step.op):
                         apply_updates = global_step.assign_add(
-                            math_ops.cast(1, global_step.dtype), name=scope_name).op
+                            cast_ops.cast(1, global_step.dtype), name=scope_name).op
         train_ops = graph.get_collection_ref(GraphKeys.TRAIN_OP)
         if apply_updates not in train_ops:
             train_ops.append(apply_updates)
@@ -244,7 +244,7 @@ class Optimizer:
         if var not in slots:
             if not var.get_shape().is_fully_defined():
                 slots[var] = self._make_slot(
-                    var, lambda: math_ops.cast(array_ops.zeros_like(var.initial_value), var.dtype)
+                    var, lambda: cast_ops.cast(array_ops.zeros_like(var.initial_value), var.dtype)
                     + initializer([], dtype), op_name)
             else:
                 dims = shape.as_list() if hasattr(shape, "as_list") else list(shape)
@@ -315,7 +315,7 @@ class Optimizer:
 
     def _hyper(self, name: str, var: Variable) -> Tensor:
         """Hyperparameter ``name`` in ``var``'s dtype (a Cast only when they differ)."""
-        return math_ops.cast(self._hyper_tensors[name], var.dtype)
+        return cast_ops.cast(self._hyper_tensors[name], var.dtype)
 
 
 def _as_op(update: Any) -> Operation:

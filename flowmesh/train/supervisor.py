@@ -31,7 +31,7 @@ from flowmesh.ops.variables import (
     local_variables_initializer,
     report_uninitialized_variables,
 )
-from flowmesh.summary.proto import SessionLog, Summary, SummaryValue
+from flowmesh.protos.summary import SessionLog, Summary, SummaryValue
 from flowmesh.summary.writer import FileWriter
 from flowmesh.train.coordinator import Coordinator, LooperThread
 from flowmesh.train.session_manager import SessionManager

@@ -8,7 +8,7 @@ import zlib
 import pytest
 
 import flowmesh as fm
-from flowmesh.kernels.pipeline import records as fm_records
+from flowmesh.formats import tfrecord as fm_records
 from flowmesh.testing.tf_oracle import require_tensorflow
 from tests.data.helpers import assert_same_elements, drain, run_flowmesh, run_tensorflow
 

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 import flowmesh as tf
-from flowmesh.summary.proto import Summary
+from flowmesh.protos.summary import Summary
 from flowmesh.testing.tf_oracle import require_tensorflow, session_config
 
 _RNG = np.random.RandomState(3)

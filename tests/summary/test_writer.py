@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import flowmesh as tf
-from flowmesh.summary.proto import Event
-from flowmesh.summary.records import encode_record
+from flowmesh.formats.tfrecord import encode_record
+from flowmesh.protos.summary import Event
 from flowmesh.testing.tf_oracle import require_tensorflow
 
 

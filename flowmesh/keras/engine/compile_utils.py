@@ -101,7 +101,7 @@ class TrainingGraph:
     """The placeholders and fetches of one compiled model in one graph (built once)."""
 
     def __init__(self, model: Any, config: CompileConfig, target_shapes: list[tuple]):
-        from flowmesh.ops import math_ops
+        from flowmesh.ops import cast_ops, math_ops
         from flowmesh.ops.constant_op import constant, placeholder
         from flowmesh.ops.reduction_ops import reduce_mean
 
@@ -135,20 +135,20 @@ class TrainingGraph:
                             metric_tensors.append(self._stateful(metric, target, out, None, mask, len(metric_tensors)))
                             self.metric_count_slots.append(None)
                             continue
-                        values = math_ops.cast(metrics_lib.per_sample(metric)(target, out), dtypes.float32)
+                        values = cast_ops.cast(metrics_lib.per_sample(metric)(target, out), dtypes.float32)
                         if mask is None:
                             metric_tensors.append(reduce_mean(values))
                             self.metric_count_slots.append(None)
                             continue
                         metric_tensors.append(masked_mean(values, mask))
                         self.metric_count_slots.append(len(self.metric_counts))
-                        self.metric_counts.append(_reduce_sum(math_ops.cast(mask, dtypes.float32)))
+                        self.metric_counts.append(_reduce_sum(cast_ops.cast(mask, dtypes.float32)))
                     for _, metric in (config.weighted_specs[i] if config.weighted_specs else []):
                         if metrics_lib.per_sample(metric) is None:
                             metric_tensors.append(self._stateful(metric, target, out, weight, mask, len(metric_tensors)))
                             self.metric_count_slots.append(None)
                             continue
-                        values = math_ops.cast(metrics_lib.per_sample(metric)(target, out), dtypes.float32)
+                        values = cast_ops.cast(metrics_lib.per_sample(metric)(target, out), dtypes.float32)
                         total, count = weighted_sum(values, weight, mask)
                         metric_tensors.append(math_ops.div_no_nan(total, count))
                         self.metric_count_slots.append(len(self.metric_counts))
@@ -172,11 +172,11 @@ class TrainingGraph:
     def _stateful(self, metric: Any, target: Any, out: Any, weight: Any, mask: Any, position: int) -> Any:
         """An accumulating metric's value after this batch's update (its variables are reset
         at each epoch, validation and evaluation: :meth:`reset_stateful_metrics`)."""
-        from flowmesh.ops import math_ops
+        from flowmesh.ops import cast_ops
 
         sample_weight = weight
         if mask is not None:
-            mask = math_ops.cast(mask, dtypes.float32)
+            mask = cast_ops.cast(mask, dtypes.float32)
             sample_weight = mask if weight is None else sample_weights_times(weight, mask)
         value = metric(target, out, sample_weight=sample_weight)
         self.reset_ops += metric.reset_ops()
@@ -231,9 +231,9 @@ def _cast(value: Any, placeholder: Any) -> Any:
 
 def sample_weights_times(weight: Any, mask: Any) -> Any:
     """Sample (or temporal) weights times a mask, broadcast to the mask's shape."""
-    from flowmesh.ops import math_ops
+    from flowmesh.ops import cast_ops
 
-    return losses_lib.match_rank(math_ops.cast(weight, mask.dtype), mask) * mask
+    return losses_lib.match_rank(cast_ops.cast(weight, mask.dtype), mask) * mask
 
 
 def output_loss(fn: Any, target: Any, out: Any, weight: Any, mask: Any) -> Any:
@@ -249,34 +249,34 @@ def masked_loss(fn: Any, target: Any, out: Any, weight: Any, mask: Any) -> Any:
     """tf-keras's loss of a masked output: the mask multiplies the sample weights and,
     for the default ``sum_over_batch_size`` reduction, the sum is divided by the number of
     unmasked elements instead of all elements."""
-    from flowmesh.ops import array_ops, math_ops
+    from flowmesh.ops import array_ops, cast_ops, math_ops
 
     per_sample = fn.call(target, out) if isinstance(fn, losses_lib.Loss) else fn(target, out)
     reduction = getattr(fn, "reduction", "auto")
-    mask = math_ops.cast(mask, per_sample.dtype)
-    weight = losses_lib.match_rank(math_ops.cast(weight, per_sample.dtype), mask) * mask
+    mask = cast_ops.cast(mask, per_sample.dtype)
+    weight = losses_lib.match_rank(cast_ops.cast(weight, per_sample.dtype), mask) * mask
     if reduction in ("auto", "sum_over_batch_size"):
-        total = math_ops.cast(array_ops.size(mask), per_sample.dtype)
+        total = cast_ops.cast(array_ops.size(mask), per_sample.dtype)
         weight = weight * math_ops.div_no_nan(total, _reduce_sum(mask))
     return losses_lib.reduce_weighted(per_sample, weight, reduction)
 
 
 def masked_mean(values: Any, mask: Any) -> Any:
     """A metric's mean over the unmasked elements (the mask as its sample weight)."""
-    from flowmesh.ops import math_ops
+    from flowmesh.ops import cast_ops, math_ops
 
-    mask = math_ops.cast(mask, values.dtype)
+    mask = cast_ops.cast(mask, values.dtype)
     return math_ops.div_no_nan(_reduce_sum(values * mask), _reduce_sum(mask))
 
 
 def weighted_sum(values: Any, weight: Any, mask: Any) -> tuple[Any, Any]:
     """A weighted metric's ``sum(values * w)`` and ``sum(w)``, ``w`` the sample (or temporal)
     weights times the mask, broadcast to the values (tf-keras's weighted ``Mean``)."""
-    from flowmesh.ops import array_ops, math_ops
+    from flowmesh.ops import array_ops, cast_ops
 
-    w = losses_lib.match_rank(math_ops.cast(weight, values.dtype), values)
+    w = losses_lib.match_rank(cast_ops.cast(weight, values.dtype), values)
     if mask is not None:
-        w = w * losses_lib.match_rank(math_ops.cast(mask, values.dtype), values)
+        w = w * losses_lib.match_rank(cast_ops.cast(mask, values.dtype), values)
     w = w * array_ops.ones_like(values)
     return _reduce_sum(values * w), _reduce_sum(w)
 

@@ -73,20 +73,20 @@ class DistributedTrainingGraph(TrainingGraph):
         return self._train_fetches
 
     def _shards(self, tensors: list[Any], count: Any, replicas: int) -> list[list[Any]]:
-        from flowmesh.ops import math_ops
+        from flowmesh.ops import math_ops, range_ops
         from flowmesh.ops.gather_ops import gather
 
         bounds = [math_ops.floordiv(count * i, replicas) for i in range(replicas + 1)]
-        return [[gather(t, math_ops.range(bounds[i], bounds[i + 1])) for t in tensors] for i in range(replicas)]
+        return [[gather(t, range_ops.range(bounds[i], bounds[i + 1])) for t in tensors] for i in range(replicas)]
 
     def _build(self) -> list[Any]:
         from flowmesh.distribute import PerReplica, ReduceOp
-        from flowmesh.ops import array_ops, math_ops
+        from flowmesh.ops import array_ops, cast_ops, math_ops
         from flowmesh.ops.control_flow_ops import group
 
         replicas = local_replicas(self.strategy)
         count = array_ops.shape(self.inputs[0])[0]
-        n = math_ops.cast(count, dtypes.float32)
+        n = cast_ops.cast(count, dtypes.float32)
         weights = [w * _ones_rows(count, w) for w in self.sample_weights]
         shards = self._shards(list(self.inputs) + list(self.targets) + weights, count, replicas)
         k, m = len(self.inputs), len(self.targets)
@@ -118,7 +118,7 @@ class DistributedTrainingGraph(TrainingGraph):
         return [group(*train_ops, name="distributed_train_step"), loss] + metrics + masked_counts
 
     def _replica_step(self, train_optimizer: Any, iterations: Any, n: Any, replicas: int) -> Any:
-        from flowmesh.ops import math_ops
+        from flowmesh.ops import cast_ops, math_ops
         from flowmesh.ops.control_flow_ops import group
 
         model, config, count = self.model, self.config, workers(self.strategy)
@@ -135,12 +135,12 @@ class DistributedTrainingGraph(TrainingGraph):
                 part = part * config.loss_weights[i] if config.loss_weights[i] != 1.0 else part
                 total = part if total is None else total + part
                 for _, metric in config.metric_specs[i]:
-                    value_sum, value_count = _metric_sum(math_ops.cast(_per_sample(metric)(y, out), dtypes.float32),
+                    value_sum, value_count = _metric_sum(cast_ops.cast(_per_sample(metric)(y, out), dtypes.float32),
                                                          mask)
                     metric_sums.append(value_sum)
                     metric_counts.append(value_count)
                 for _, metric in (config.weighted_specs[i] if config.weighted_specs else []):
-                    value_sum, value_count = weighted_sum(math_ops.cast(_per_sample(metric)(y, out), dtypes.float32),
+                    value_sum, value_count = weighted_sum(cast_ops.cast(_per_sample(metric)(y, out), dtypes.float32),
                                                           w, mask)
                     metric_sums.append(value_sum)
                     metric_counts.append(value_count)
@@ -187,22 +187,22 @@ def _replica_share(fn: Any, target: Any, n: Any, worker_count: int) -> Any:
     divides by its own unmasked count, as tf-keras's ``apply_valid_mask`` does per replica.
     ``sum``: the worker count (each worker's sum adds up to the global sum).
     """
-    from flowmesh.ops import array_ops, math_ops
+    from flowmesh.ops import array_ops, cast_ops
 
     if getattr(fn, "reduction", "auto") == "sum":
         return float(worker_count)
-    return math_ops.cast(array_ops.shape(target)[0], dtypes.float32) / n
+    return cast_ops.cast(array_ops.shape(target)[0], dtypes.float32) / n
 
 
 def _metric_sum(values: Any, mask: Any) -> tuple[Any, Any]:
     """A metric's sum over a replica's shard and how many values it adds up: the unmasked
     elements under a mask, else the samples (each the mean over its trailing axes)."""
-    from flowmesh.ops import array_ops, math_ops
+    from flowmesh.ops import array_ops, cast_ops
     from flowmesh.ops.reduction_ops import reduce_mean, reduce_sum
 
     if mask is not None:
-        mask = math_ops.cast(mask, values.dtype)
+        mask = cast_ops.cast(mask, values.dtype)
         return reduce_sum(values * mask), reduce_sum(mask)
     while values.shape.rank is not None and values.shape.rank > 1:
         values = reduce_mean(values, axis=-1)
-    return reduce_sum(values), math_ops.cast(array_ops.shape(values)[0], dtypes.float32)
+    return reduce_sum(values), cast_ops.cast(array_ops.shape(values)[0], dtypes.float32)

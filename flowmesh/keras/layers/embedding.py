@@ -7,7 +7,7 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.keras import initializers, regularizers
 from flowmesh.keras.engine.base_layer import Layer
-from flowmesh.ops import embedding_ops, math_ops
+from flowmesh.ops import cast_ops, embedding_ops, math_ops
 
 
 class Embedding(Layer):
@@ -42,7 +42,7 @@ class Embedding(Layer):
 
     def call(self, inputs: Any) -> Any:
         if inputs.dtype not in (dtypes.int32, dtypes.int64):
-            inputs = math_ops.cast(inputs, dtypes.int32)
+            inputs = cast_ops.cast(inputs, dtypes.int32)
         return embedding_ops.embedding_lookup(self.embeddings, inputs)
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 
 from flowmesh.core import dtypes
 from flowmesh.keras.engine.base_layer import Layer
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops
 from flowmesh.ops.reduction_ops import reduce_all, reduce_any
 
 
@@ -28,11 +28,11 @@ class Masking(Layer):
         self.supports_masking = True
 
     def _keep(self, inputs: Any, keepdims: bool) -> Any:
-        value = math_ops.cast(self.mask_value, inputs.dtype)
+        value = cast_ops.cast(self.mask_value, inputs.dtype)
         return reduce_any(math_ops.not_equal(inputs, value), axis=-1, keepdims=keepdims)
 
     def call(self, inputs: Any) -> Any:
-        return inputs * math_ops.cast(self._keep(inputs, True), inputs.dtype)
+        return inputs * cast_ops.cast(self._keep(inputs, True), inputs.dtype)
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
         return self._keep(inputs, False)
@@ -48,7 +48,7 @@ def merge_masks(inputs: list[Any], masks: Any) -> Any:
     present = [m for m in masks if m is not None]
     if not present:
         return None
-    stacked = array_ops.stack([math_ops.cast(m, dtypes.bool) for m in present], 0)
+    stacked = array_ops.stack([cast_ops.cast(m, dtypes.bool) for m in present], 0)
     return reduce_all(stacked, axis=0)
 
 
@@ -60,7 +60,7 @@ def concat_masks(inputs: list[Any], masks: Any, axis: int) -> Any:
     parts = []
     for x, m in zip(inputs, masks):
         if m is None:
-            parts.append(math_ops.cast(array_ops.ones_like(x), dtypes.bool))
+            parts.append(cast_ops.cast(array_ops.ones_like(x), dtypes.bool))
         elif m.shape.rank is not None and x.shape.rank is not None and m.shape.rank < x.shape.rank:
             parts.append(array_ops.expand_dims(m, -1))
         else:

@@ -109,11 +109,11 @@ class GlobalAveragePooling1D(GlobalPooling):
     def call(self, inputs: Any, mask: Any = None) -> Any:
         if mask is None:
             return super().call(inputs)
-        from flowmesh.ops import array_ops, math_ops
+        from flowmesh.ops import array_ops, cast_ops
         from flowmesh.ops.reduction_ops import reduce_sum
 
         steps = 1 if self.data_format == "channels_last" else 2
-        weights = math_ops.cast(mask, inputs.dtype)
+        weights = cast_ops.cast(mask, inputs.dtype)
         weights = array_ops.expand_dims(weights, 2 if steps == 1 else 1)
         total = reduce_sum(inputs * weights, axis=steps, keepdims=self.keepdims)
         return total / reduce_sum(weights, axis=steps, keepdims=self.keepdims)

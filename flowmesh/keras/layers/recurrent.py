@@ -32,7 +32,7 @@ from flowmesh.keras.layers.recurrent_cells import GRUCell, LSTMCell, SimpleRNNCe
 from flowmesh.keras.layers.recurrent_stacked import StackedRNNCells, output_size, state_sizes
 from flowmesh.keras.layers.recurrent_stacked import initial_state as cell_initial_state
 from flowmesh.ops import _structure as nest
-from flowmesh.ops import array_ops, manip_ops, math_ops, select_ops
+from flowmesh.ops import array_ops, cast_ops, manip_ops, math_ops, select_ops
 
 _LAYER_ARGS = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll",
                "time_major", "zero_output_for_mask")
@@ -166,7 +166,7 @@ class RNN(Layer):
             return None
         mask = convert_to_tensor(nest.flatten(mask)[0])
         if mask.dtype != dtypes.bool:
-            mask = math_ops.cast(mask, dtypes.bool)
+            mask = cast_ops.cast(mask, dtypes.bool)
         if mask.shape.rank != 2:
             raise ValueError(f"{type(self).__name__} '{self.name}': the mask must be [batch, time], "
                              f"got shape {mask.shape}")
@@ -364,7 +364,6 @@ class Bidirectional(Layer):
         return output
 
     def _merge(self, y: Any, y_rev: Any) -> Any:
-        from flowmesh.ops import math_ops
 
         if self.merge_mode == "concat":
             return array_ops.concat([y, y_rev], -1)

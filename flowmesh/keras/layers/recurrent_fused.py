@@ -27,7 +27,7 @@ from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.shapes import TensorShape
 from flowmesh.keras import activations
 from flowmesh.keras.layers.recurrent_cells import GRUCell, LSTMCell
-from flowmesh.ops import array_ops, manip_ops, math_ops, reduction_ops, select_ops
+from flowmesh.ops import array_ops, cast_ops, manip_ops, math_ops, reduction_ops, select_ops
 
 
 def fusable(cell: Any, x: Any) -> bool:
@@ -89,14 +89,14 @@ def masked(cell: Any, x: Any, states: list[Any], mask: Any, zero_output: bool,
         return loop(x, states, mask)
     from flowmesh.ops.cond import cond
 
-    lengths = reduction_ops.reduce_sum(math_ops.cast(mask, dtypes.int32), axis=0)
+    lengths = reduction_ops.reduce_sum(cast_ops.cast(mask, dtypes.int32), axis=0)
     steps = array_ops.shape(mask)[0]
     prefix = array_ops.transpose(manip_ops.sequence_mask(lengths, steps), [1, 0])
     is_prefix = reduction_ops.reduce_all(math_ops.equal(mask, prefix))
 
     # The loop cannot sit inside a cond branch (no gradient of a While there), so it runs
     # outside, over 1 step when the fused result will be taken, and the cond only picks.
-    loop_steps = steps - math_ops.cast(is_prefix, dtypes.int32) * (steps - 1)
+    loop_steps = steps - cast_ops.cast(is_prefix, dtypes.int32) * (steps - 1)
     x_head, mask_head = x[:loop_steps], mask[:loop_steps]
     x_head.set_shape(TensorShape([None]).concatenate(x.shape[1:]))
     mask_head.set_shape(TensorShape([None]).concatenate(mask.shape[1:]))

@@ -50,9 +50,9 @@ def read_states(variables: list[Any]) -> list[Any]:
     (TensorFlow 1.x reference semantics) and the final states are assigned in place in the
     same step, so the gradient (which reads the initial states after the forward loop) needs
     a copy taken before the assignment."""
-    from flowmesh.ops import math_ops
+    from flowmesh.ops import cast_ops, math_ops
 
-    return [math_ops.add(v.read_value(), math_ops.cast(0, v.dtype)) for v in variables]
+    return [math_ops.add(v.read_value(), cast_ops.cast(0, v.dtype)) for v in variables]
 
 
 def after_update(variables: list[Any], final_states: list[Any], result: Any) -> Any:

@@ -10,14 +10,14 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.pipeline.base import Block, DatasetDef, Element, string_vector
-from flowmesh.kernels.pipeline.context import PipelineContext
-from flowmesh.kernels.pipeline.records import (
+from flowmesh.formats.tfrecord import (
     check_compression,
     open_records,
     read_record_blocks,
     read_records,
 )
+from flowmesh.kernels.pipeline.base import Block, DatasetDef, Element, string_vector
+from flowmesh.kernels.pipeline.context import PipelineContext
 
 _CHUNK = 1 << 20
 

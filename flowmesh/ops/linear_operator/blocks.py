@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from flowmesh.core.graph import Tensor
 from flowmesh.core.shapes import TensorShape, broadcast_shapes
-from flowmesh.ops import array_ops, manip_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, manip_ops, math_ops, reduction_ops
 from flowmesh.ops.linear_operator.base import LinearOperator, adjoint_if
 
 
@@ -180,7 +180,7 @@ class LinearOperatorKronecker(LinearOperator):
 
     def _determinant(self) -> Tensor:
         total = math.prod(self._cols)
-        parts = [math_ops.pow(op.determinant(), math_ops.cast(total // n, op.dtype))
+        parts = [math_ops.pow(op.determinant(), cast_ops.cast(total // n, op.dtype))
                  for op, n in zip(self._operators, self._cols)]
         return reduction_ops.reduce_prod(array_ops.stack(parts), axis=0)
 

@@ -13,7 +13,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor
 from flowmesh.core.shapes import TensorShape
-from flowmesh.ops import array_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, reduction_ops
 from flowmesh.ops.complex_ops import complex as make_complex
 from flowmesh.ops.complex_ops import conj, real
 from flowmesh.ops.fft_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d
@@ -44,7 +44,7 @@ class _BaseCirculant(LinearOperator):
         cdtype = _COMPLEX[s.dtype]
         self._spectrum = s if s.dtype.is_complex else make_complex(s, array_ops.zeros_like(s))
         if self._spectrum.dtype != cdtype:
-            self._spectrum = math_ops.cast(self._spectrum, cdtype)
+            self._spectrum = cast_ops.cast(self._spectrum, cdtype)
         self._spectrum_input = s
         super().__init__(out, None, is_non_singular, is_self_adjoint, is_positive_definite, is_square, name,
                          {"spectrum": spectrum, "input_output_dtype": input_output_dtype})
@@ -65,7 +65,7 @@ class _BaseCirculant(LinearOperator):
         """The kernel ``ifft(spectrum)`` (the first column of ``A`` in block shape)."""
         with self.name_scope(name):
             kernel = _TRANSFORMS[self.block_depth][1](self._spectrum)
-            return kernel if self.dtype.is_complex else math_ops.cast(real(kernel), self.dtype)
+            return kernel if self.dtype.is_complex else cast_ops.cast(real(kernel), self.dtype)
 
     def assert_hermitian_spectrum(self, name: str = "assert_hermitian_spectrum") -> Any:
         """An op failing unless the spectrum is Hermitian (``A`` real): the kernel's
@@ -93,7 +93,7 @@ class _BaseCirculant(LinearOperator):
         forward, inverse = _TRANSFORMS[self.block_depth]
         columns = matrix_transpose(adjoint_if(x, adjoint_arg))
         if not columns.dtype.is_complex:
-            columns = math_ops.cast(columns, self._spectrum.dtype)
+            columns = cast_ops.cast(columns, self._spectrum.dtype)
         lead = array_ops.shape(columns)[:-1]
         blocks = array_ops.reshape(columns, array_ops.concat([lead, self._block_shape], 0))
         spectrum = conj(self._spectrum) if adjoint else self._spectrum
@@ -103,8 +103,8 @@ class _BaseCirculant(LinearOperator):
         flat_shape = array_ops.concat([array_ops.shape(product)[:-self.block_depth], [math.prod(self._block_shape)]], 0)
         result = matrix_transpose(array_ops.reshape(product, flat_shape))
         if self.dtype.is_complex:
-            return result if result.dtype == self.dtype else math_ops.cast(result, self.dtype)
-        return math_ops.cast(real(result), self.dtype)
+            return result if result.dtype == self.dtype else cast_ops.cast(result, self.dtype)
+        return cast_ops.cast(real(result), self.dtype)
 
     def _matmul(self, x: Tensor, adjoint: bool, adjoint_arg: bool) -> Tensor:
         return self._apply(x, adjoint, adjoint_arg, divide=False)
@@ -116,18 +116,18 @@ class _BaseCirculant(LinearOperator):
         n = math.prod(self._block_shape)
         flat = array_ops.reshape(self._spectrum, array_ops.concat(
             [array_ops.shape(self._spectrum)[:-self.block_depth], [n]], 0))
-        return flat if self.dtype.is_complex else math_ops.cast(real(flat), self.dtype)
+        return flat if self.dtype.is_complex else cast_ops.cast(real(flat), self.dtype)
 
     def _axes(self) -> list[int]:
         return list(range(-self.block_depth, 0))
 
     def _determinant(self) -> Tensor:
         value = reduction_ops.reduce_prod(self._spectrum, axis=self._axes())
-        return value if self.dtype.is_complex else math_ops.cast(real(value), self.dtype)
+        return value if self.dtype.is_complex else cast_ops.cast(real(value), self.dtype)
 
     def _log_abs_determinant(self) -> Tensor:
         value = reduction_ops.reduce_sum(math_ops.log(math_ops.abs(self._spectrum)), axis=self._axes())
-        return math_ops.cast(value, self.dtype.real_dtype)
+        return cast_ops.cast(value, self.dtype.real_dtype)
 
 
 class LinearOperatorCirculant(_BaseCirculant):

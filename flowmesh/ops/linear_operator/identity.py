@@ -9,7 +9,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor
 from flowmesh.core.shapes import TensorShape
-from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops
 from flowmesh.ops.complex_ops import conj
 from flowmesh.ops.linalg_ops import eye
 from flowmesh.ops.linear_operator.base import LinearOperator, adjoint_if, static_dims
@@ -117,8 +117,8 @@ class LinearOperatorScaledIdentity(LinearOperator):
         return self._diag_part()
 
     def _determinant(self) -> Tensor:
-        return math_ops.pow(self._multiplier, math_ops.cast(self._rows, self.dtype))
+        return math_ops.pow(self._multiplier, cast_ops.cast(self._rows, self.dtype))
 
     def _log_abs_determinant(self) -> Tensor:
-        rows = math_ops.cast(self._rows, self.dtype.real_dtype)
+        rows = cast_ops.cast(self._rows, self.dtype.real_dtype)
         return rows * math_ops.log(math_ops.abs(self._multiplier))

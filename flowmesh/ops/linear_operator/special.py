@@ -13,7 +13,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor
 from flowmesh.core.shapes import TensorShape
-from flowmesh.ops import array_ops, manip_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, cast_ops, manip_ops, math_ops, reduction_ops
 from flowmesh.ops.complex_ops import conj
 from flowmesh.ops.gather_ops import gather
 from flowmesh.ops.linalg_ops import matmul
@@ -110,7 +110,7 @@ class LinearOperatorHouseholder(LinearOperator):
         v = array_ops.expand_dims(self._v, -1)
         norm2 = reduction_ops.reduce_sum(math_ops.abs(self._v) ** 2 if self.dtype.is_complex else self._v * self._v,
                                          axis=-1)
-        norm2 = math_ops.cast(norm2, self.dtype)[..., None, None]
+        norm2 = cast_ops.cast(norm2, self.dtype)[..., None, None]
         return x - 2.0 * v * matmul(v, x, adjoint_a=True) / norm2
 
     def _solve(self, rhs: Tensor, adjoint: bool, adjoint_arg: bool) -> Tensor:

@@ -1,4 +1,4 @@
-"""TFRecord files: framing, masked CRC-32C, GZIP/ZLIB streams, on local paths and fsspec URLs.
+"""TFRecord files: framing, GZIP/ZLIB streams, on local paths and fsspec URLs.
 
 Each record is TensorFlow's (``core/lib/io/record_writer.cc``)::
 
@@ -7,11 +7,13 @@ Each record is TensorFlow's (``core/lib/io/record_writer.cc``)::
     bytes  data[length]
     uint32 masked_crc32c(data)
 
-with ``masked(crc) = ((crc >> 15) | (crc << 17)) + 0xa282ead8`` (mod 2**32). A compressed
+with the masked CRC-32C of ``formats/crc.py``. A compressed
 file (``GZIP`` or ``ZLIB``) is one compressed stream of those bytes. Both checksums are
 checked on every record; a mismatch or a file that ends inside a record raises
 ``DataLossError`` naming the file and the record's byte offset (in the uncompressed
-stream for compressed files), never a silent short read.
+stream for compressed files), never a silent short read. Event files (``summary/``) are
+TFRecord files too; :func:`read_stream_records` reads them from an open file that a writer
+may still be appending to.
 """
 
 from __future__ import annotations
@@ -21,13 +23,12 @@ import zlib
 from collections.abc import Iterator
 from typing import IO, Any
 
-import crc32c
 import numpy as np
 
 from flowmesh.checkpoint import filesystem as fs
 from flowmesh.errors import DataLossError, InvalidArgumentError, NotFoundError
+from flowmesh.formats.crc import MASK_DELTA, crc32c, masked_crc32c
 
-_MASK_DELTA = 0xA282EAD8
 _HEADER = struct.Struct("<QI")
 _CRC = struct.Struct("<I")
 _CHUNK = 1 << 20
@@ -35,17 +36,39 @@ _MIN_RUN = 16  # same-size records framed together (below: one at a time)
 COMPRESSION_TYPES = ("", "ZLIB", "GZIP")
 
 
-def masked_crc32c(data: Any) -> int:
-    """TensorFlow's masked CRC-32C of ``data``."""
-    crc = crc32c.crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
-
-
 def encode_record(data: bytes) -> bytes:
     """One framed record."""
     length = struct.pack("<Q", len(data))
     return b"".join((length, _CRC.pack(masked_crc32c(length)), data,
                      _CRC.pack(masked_crc32c(data))))
+
+
+def read_stream_records(f: IO[bytes], name: str = "record file") -> Iterator[bytes]:
+    """The records of an open binary file, in order (event files).
+
+    A file that ends in the middle of a record (a writer still appending, or killed) ends
+    the iteration there, as TensorFlow's event readers do.
+
+    Raises:
+        DataLossError: a checksum does not match (the file is corrupted).
+    """
+    offset = 0
+    while True:
+        header = f.read(_HEADER.size)
+        if len(header) < _HEADER.size:
+            return
+        length_bytes, length_crc = header[:8], _CRC.unpack(header[8:])[0]
+        if masked_crc32c(length_bytes) != length_crc:
+            raise DataLossError(None, None, f"Corrupted record length at byte {offset} of {name}")
+        (length,) = struct.unpack("<Q", length_bytes)
+        body = f.read(length + _CRC.size)
+        if len(body) < length + _CRC.size:
+            return
+        data = body[:length]
+        if masked_crc32c(data) != _CRC.unpack(body[length:])[0]:
+            raise DataLossError(None, None, f"Corrupted record data at byte {offset} of {name}")
+        offset += len(header) + len(body)
+        yield data
 
 
 def check_compression(compression_type: Any) -> str:
@@ -164,14 +187,14 @@ def _frame(buf: bytes, base: int, path: str,
     ended the run (``None`` if none). ``checked`` caches the masked CRC of length fields
     already verified (records of one size share their header)."""
     out: list[bytes] = []
-    append, crc = out.append, crc32c.crc32c
+    append, crc = out.append, crc32c
     unpack_header, unpack_crc = _HEADER.unpack_from, _CRC.unpack_from
     header_size, size, pos = _HEADER.size, len(buf), 0
     while size - pos >= header_size:
         length, length_crc = unpack_header(buf, pos)
         if checked.get(length) != length_crc:
-            c = crc(buf[pos:pos + 8])
-            if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != length_crc:
+            c = crc(buf[pos:pos + 8])  # crc.mask, inlined in this loop
+            if ((((c >> 15) | (c << 17)) + MASK_DELTA) & 0xFFFFFFFF) != length_crc:
                 return out, pos, 0, DataLossError(
                     f"corrupted record at {base + pos} in {path}: the length's checksum does "
                     "not match (not a TFRecord file, or a wrong compression_type?)")
@@ -193,7 +216,7 @@ def _frame(buf: bytes, base: int, path: str,
             continue
         data = buf[pos + header_size:end]
         c = crc(data)
-        if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != unpack_crc(buf, end)[0]:
+        if ((((c >> 15) | (c << 17)) + MASK_DELTA) & 0xFFFFFFFF) != unpack_crc(buf, end)[0]:
             return out, pos, 0, _bad_data(path, base + pos, length)
         append(data)
         pos = end + 4
@@ -217,8 +240,8 @@ def _cut_run(buf: bytes, pos: int, length: int, run: int, out: list[bytes]) -> i
     stride = length + _HEADER.size + 4
     start = pos + _HEADER.size
     records = np.ndarray((run,), np.dtype((np.void, length)), buf, start, (stride,)).tolist()
-    crc = np.fromiter(map(crc32c.crc32c, records), np.uint32, run)
-    masked = ((crc >> 15) | (crc << 17)) + np.uint32(_MASK_DELTA)  # wraps mod 2**32
+    crc = np.fromiter(map(crc32c, records), np.uint32, run)
+    masked = ((crc >> 15) | (crc << 17)) + np.uint32(MASK_DELTA)  # wraps mod 2**32
     stored = np.ndarray((run,), "<u4", buf, start + length, (stride,))
     bad = np.flatnonzero(masked != stored)
     good = int(bad[0]) if len(bad) else run
