@@ -45,8 +45,11 @@ def test_horovod_training_across_two_hosts_agrees_on_the_weights(host_bed):
 
 _FAIL_ON_RANK_1 = """
 import sys, time
+import flowmesh as tf
 import flowmesh.collective as hvd
 hvd.init()
+with tf.Session() as sess:  # one all-reduce: both ranks are wholly up before rank 1 fails
+    sess.run(hvd.allreduce(tf.constant([1.0])))
 print(f"rank {hvd.rank()} of {hvd.size()} up", flush=True)
 if hvd.rank() == 1:
     sys.exit(3)
