@@ -5,7 +5,7 @@ PY       = $(VENV)/bin/python
 RUNTIME  = $(VENV)/.flowmesh-runtime
 DEV      = $(VENV)/.flowmesh-dev
 
-.PHONY: demo demo-sync test lint clean
+.PHONY: demo demo-sync test lint clean bytecode
 
 # torch==2.13.0 (CPU) first, so no dependency ever pulls CUDA wheels.
 $(RUNTIME): pyproject.toml
@@ -25,13 +25,19 @@ $(DEV): $(RUNTIME)
 		|| echo "no sshd: the multi-host flowmesh run -H test will be skipped"
 	touch $(DEV)
 
-demo: $(RUNTIME)
+# Every task and test process imports ~700 flowmesh modules: compiled once here, not in
+# each process (an environment with PYTHONDONTWRITEBYTECODE=1 would otherwise compile
+# them again in every process, ~2 s of CPU each). compileall writes only what changed.
+bytecode: $(RUNTIME)
+	$(PY) -m compileall -q -j 0 flowmesh examples tests benchmarks
+
+demo: $(RUNTIME) bytecode
 	$(VENV)/bin/flowmesh launch --ps 2 --workers 3 examples/distributed_mnist.py
 
-demo-sync: $(RUNTIME)
+demo-sync: $(RUNTIME) bytecode
 	$(VENV)/bin/flowmesh launch --ps 2 --workers 3 examples/distributed_mnist.py --sync
 
-test: $(DEV)
+test: $(DEV) bytecode
 	$(VENV)/bin/ruff check flowmesh tests examples benchmarks
 	$(PY) -m pytest -q tests
 
@@ -40,3 +46,4 @@ lint: $(DEV)
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+	find flowmesh examples tests benchmarks -name __pycache__ -type d -prune -exec rm -rf {} +
