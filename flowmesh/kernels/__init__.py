@@ -1,5 +1,12 @@
 """torch kernels, one module per op family (mirrors ``flowmesh/ops``).
 
+* ``kernels/<family>.py``: the op kernels, under the op types of ``ops/<family>.py``;
+  ``pipeline/`` runs tf.data pipelines;
+* ``contract/``: what the runtime and a kernel share (registry, kernel cache, step context,
+  rendezvous, resources, dtype conversion); the floors above import kernels through it;
+* ``cpu/``: CPU tuning (GEMM choice, oneDNN matmul and LSTM, chunked MatMuls) and torch's
+  build facts.
+
 Importing this package registers every built-in kernel.
 """
 

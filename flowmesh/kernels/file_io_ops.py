@@ -10,9 +10,9 @@ import numpy as np
 from flowmesh.checkpoint import filesystem as fs
 from flowmesh.core import dtypes
 from flowmesh.errors import DataLossError, InvalidArgumentError
-from flowmesh.kernels.convert import to_numpy, to_torch
+from flowmesh.kernels.contract.convert import to_numpy, to_torch
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.io_ops import scalar_string
-from flowmesh.kernels.registry import KernelContext, kernel
 
 
 def _bytes(value: Any) -> bytes:

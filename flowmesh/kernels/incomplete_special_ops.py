@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from flowmesh.kernels.registry import simple_kernel
+from flowmesh.kernels.contract.registry import simple_kernel
 
 _TINY = 1e-300
 _EPS = 1e-15

@@ -9,9 +9,9 @@ import torch
 
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.array_ops import as_ints
-from flowmesh.kernels.convert import torch_dtype
+from flowmesh.kernels.contract.convert import torch_dtype
+from flowmesh.kernels.contract.registry import KernelContext, kernel, simple_kernel
 from flowmesh.kernels.random_ops import make_generator
-from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
 
 
 def _expand(alpha: torch.Tensor, shape: list[int]) -> torch.Tensor:

@@ -8,8 +8,8 @@ from typing import Any
 import torch
 
 from flowmesh.kernels.array_ops import as_ints
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.random_dist_ops import _seeded
-from flowmesh.kernels.registry import KernelContext, kernel
 
 _RANGES = {torch.int32: (-2**31, 2**31), torch.int64: (-2**63, 2**63 - 1), torch.uint32: (0, 2**32),
            torch.uint64: (0, 2**63 - 1)}
