@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.core import dtypes
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.formats import filesystem as fs
 from flowmesh.kernels.contract.convert import to_numpy, to_torch
 from flowmesh.kernels.contract.registry import KernelContext, kernel
 

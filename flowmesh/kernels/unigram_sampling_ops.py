@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.formats import filesystem as fs
 from flowmesh.kernels.candidate_sampling_ops import _sampler_kernel
 from flowmesh.kernels.contract.registry import KernelContext, kernel
 
