@@ -98,7 +98,6 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     sparse_ops,
     sparse_serialize_ops,
     special_math_ops,
-    stateless_random_more_ops,
     strided_slice_ops,
     string_hash_ops,
     string_ngrams_ops,

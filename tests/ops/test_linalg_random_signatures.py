@@ -13,7 +13,7 @@ import flowmesh
 from flowmesh.testing.tf_oracle import require_tensorflow
 
 MODULES = ("bessel_ops", "incomplete_special_ops", "sobol_ops", "fftnd_ops", "mdct_ops", "svd_qr_ops", "lu_ops",
-           "matrix_function_ops", "tridiagonal_ops", "linalg_compositions", "stateless_random_more_ops",
+           "matrix_function_ops", "tridiagonal_ops", "linalg_compositions", "random_dist_ops",
            "random_generator", "linear_operator")
 
 
