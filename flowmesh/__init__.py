@@ -515,7 +515,7 @@ from flowmesh.ops.fftnd_ops import raw_fftnd as fftnd
 from flowmesh.ops.fftnd_ops import raw_ifftnd as ifftnd
 from flowmesh.ops.fftnd_ops import raw_irfftnd as irfftnd
 from flowmesh.ops.fftnd_ops import raw_rfftnd as rfftnd
-from flowmesh.ops.incomplete_special_ops import betainc, igamma, igammac, zeta
+from flowmesh.ops.special_math_ops import betainc, igamma, igammac, zeta
 from flowmesh.ops.matrix_function_ops import sqrtm as matrix_square_root
 from flowmesh.ops.svd_qr_ops import qr, svd
 from flowmesh import keras, layers

@@ -49,7 +49,6 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     image_decode_ops,
     image_resize,
     image_sample_ops,
-    incomplete_special_ops,
     io_ops,
     iterator_ops,
     linalg_decomp_ops,
