@@ -544,7 +544,7 @@ from flowmesh.ops.session_ops import delete_session_tensor, get_session_handle, 
 from flowmesh.ops.edit_distance_ops import edit_distance
 from flowmesh.ops.fingerprint_ops import fingerprint
 from flowmesh.ops.patches_ops import extract_image_patches, extract_volume_patches
-from flowmesh.ops.small_compat_ops import (
+from flowmesh.ops.nn_compositions import (
     approx_top_k,
     conv,
     conv2d_backprop_filter_v2,
