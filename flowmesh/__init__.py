@@ -374,7 +374,7 @@ from flowmesh.ops.parsing_ops import (
     parse_single_sequence_example,
 )
 from flowmesh.ops.sparse_ops import sparse_tensor_to_dense, sparse_to_dense
-from flowmesh.ops.sparse_tf1 import (  # noqa: F401 - TF1's top-level sparse_* spellings
+from flowmesh.ops.sparse_top_level import (  # noqa: F401 - TF1's top-level sparse_* spellings
     convert_to_tensor_or_sparse_tensor,
     sparse_add, sparse_concat, sparse_fill_empty_rows, sparse_mask, sparse_matmul, sparse_maximum,
     sparse_merge, sparse_minimum, sparse_placeholder, sparse_reduce_max, sparse_reduce_max_sparse,
