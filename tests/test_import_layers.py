@@ -272,3 +272,13 @@ def test_outside_kernels_only_the_contract_is_imported():
            and dst not in KERNEL_VARIANTS]
     assert not bad, ("Op kernels imported from outside kernels/:\n" + "\n".join(bad)
                      + "\nMove what they need into flowmesh/kernels/contract/.")
+
+
+def test_the_kernel_contract_and_cpu_tuning_stand_below_the_op_kernels():
+    """``kernels/contract/`` and ``kernels/cpu/`` import no op kernel (the op kernels import them)."""
+    lower = ("flowmesh.kernels.contract", "flowmesh.kernels.cpu")
+    bad = [f"  {path}:{line}: {src} imports {dst}"
+           for (src, dst), (path, line, _) in sorted(import_graph().items())
+           if src.startswith(lower) and dst.startswith("flowmesh.kernels")
+           and not dst.startswith(lower)]
+    assert not bad, "\n".join(bad)
