@@ -7,7 +7,7 @@ Every variant computes the same thing from TensorFlow's ``[D+H, 4H]`` kernel (ga
 ``i, j, f, o``) and bias: the outputs, final states and the gradients of a fixed cotangent
 with respect to the input, the initial states, the kernel and the bias.
 
-* ``direct`` (flowmesh's default, ``kernels/onednn_lstm.py``): oneDNN's LSTM forward and
+* ``direct`` (flowmesh's default, ``kernels/cpu/onednn_lstm.py``): oneDNN's LSTM forward and
   backward ops called directly, weights packed into torch's layout at every call.
 * ``autograd``: the earlier kernel: gates reordered with ``cat``, ``torch._VF.lstm`` recorded
   by autograd, ``torch.autograd.grad`` (``FLOWMESH_ONEDNN_LSTM=0``).
@@ -42,7 +42,7 @@ def _problem() -> dict[str, Any]:
 
 
 def _direct(p: dict[str, Any]) -> Callable[[], Any]:
-    from flowmesh.kernels import onednn_lstm
+    from flowmesh.kernels.cpu import onednn_lstm
 
     def run() -> Any:
         import torch
@@ -74,7 +74,8 @@ def _autograd(p: dict[str, Any], input_grad: bool = True) -> Callable[[], Any]:
 
 
 def _autograd_packed(p: dict[str, Any]) -> Callable[[], Any]:
-    from flowmesh.kernels import onednn_lstm, rnn_ops
+    from flowmesh.kernels import rnn_ops
+    from flowmesh.kernels.cpu import onednn_lstm
 
     permutation = onednn_lstm._permutation(H, "ijfo")
     packed = onednn_lstm._pack(p["kernel"], p["bias"], D, 1.0, permutation)

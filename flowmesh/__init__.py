@@ -374,7 +374,7 @@ from flowmesh.ops.parsing_ops import (
     parse_single_sequence_example,
 )
 from flowmesh.ops.sparse_ops import sparse_tensor_to_dense, sparse_to_dense
-from flowmesh.ops.sparse_tf1 import (  # noqa: F401 - TF1's top-level sparse_* spellings
+from flowmesh.ops.sparse_top_level import (  # noqa: F401 - TF1's top-level sparse_* spellings
     convert_to_tensor_or_sparse_tensor,
     sparse_add, sparse_concat, sparse_fill_empty_rows, sparse_mask, sparse_matmul, sparse_maximum,
     sparse_merge, sparse_minimum, sparse_placeholder, sparse_reduce_max, sparse_reduce_max_sparse,
@@ -515,7 +515,7 @@ from flowmesh.ops.fftnd_ops import raw_fftnd as fftnd
 from flowmesh.ops.fftnd_ops import raw_ifftnd as ifftnd
 from flowmesh.ops.fftnd_ops import raw_irfftnd as irfftnd
 from flowmesh.ops.fftnd_ops import raw_rfftnd as rfftnd
-from flowmesh.ops.incomplete_special_ops import betainc, igamma, igammac, zeta
+from flowmesh.ops.special_math_ops import betainc, igamma, igammac, zeta
 from flowmesh.ops.matrix_function_ops import sqrtm as matrix_square_root
 from flowmesh.ops.svd_qr_ops import qr, svd
 from flowmesh import keras, layers
@@ -544,7 +544,7 @@ from flowmesh.ops.session_ops import delete_session_tensor, get_session_handle, 
 from flowmesh.ops.edit_distance_ops import edit_distance
 from flowmesh.ops.fingerprint_ops import fingerprint
 from flowmesh.ops.patches_ops import extract_image_patches, extract_volume_patches
-from flowmesh.ops.small_compat_ops import (
+from flowmesh.ops.nn_compositions import (
     approx_top_k,
     conv,
     conv2d_backprop_filter_v2,

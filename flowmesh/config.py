@@ -31,13 +31,13 @@ FLOWMESH_CHUNK_HELPERS          0        N > 0 adds a third candidate to the tun
                                          dynamic mode: one intra-op thread, big MatMuls
                                          split into chunks that the caller and N helper
                                          threads take from one counter
-                                         (``kernels/chunk_pool.py``). Off by default: it
+                                         (``kernels/cpu/chunk_pool.py``). Off by default: it
                                          measured slower than one thread on a loaded
                                          machine (benchmarks/RESULTS.md, issue 13 sched13).
 FLOWMESH_ONEDNN_MATMUL          auto     Kernel of float32 CPU MatMuls: ``auto`` times
                                          oneDNN against MKL once per kind of product
                                          (sizes, layouts, thread count) and keeps the
-                                         faster (``kernels/gemm_choice.py``; which wins
+                                         faster (``kernels/cpu/gemm_choice.py``; which wins
                                          depends on the CPU); 1: oneDNN where it applies;
                                          0: MKL (torch.matmul).
 FLOWMESH_LANES                  1        Runs of the same small ops repeated once per
@@ -121,7 +121,7 @@ FLOWMESH_FUSED_RNN              1        1: ``dynamic_rnn`` of an LSTM whose mat
                                          one fused op; 0: always the ``While`` loop.
 FLOWMESH_ONEDNN_LSTM            1        1: the fused LSTM (float32 CPU, no sequence
                                          lengths) calls oneDNN's LSTM forward/backward ops
-                                         directly (``kernels/onednn_lstm.py``); 0: torch's
+                                         directly (``kernels/cpu/onednn_lstm.py``); 0: torch's
                                          LSTM under autograd (the same numbers).
 FLOWMESH_MAX_CONNECTIONS        256      Most data-plane connections a server accepts at
                                          once (one thread each; unauthenticated ones close
@@ -266,7 +266,7 @@ CHUNK_HELPERS = Setting("FLOWMESH_CHUNK_HELPERS", 0, int,
                         "helper threads of the tuner's dynamic mode (0: no dynamic mode)")
 ONEDNN_MATMUL = Setting("FLOWMESH_ONEDNN_MATMUL", "auto", str,
                       "fp32 CPU MatMul kernel: auto (oneDNN or MKL, whichever each kind of "
-                      "product measures faster, kernels/gemm_choice.py), 1 (oneDNN where it "
+                      "product measures faster, kernels/cpu/gemm_choice.py), 1 (oneDNN where it "
                       "applies) or 0 (MKL through torch.matmul)")
 LANES = Setting("FLOWMESH_LANES", 1, int,
                 "1 batches runs of the same small ops over many variables (runtime/lanes.py); 0: off")

@@ -2,7 +2,7 @@
 
 Local paths use the operating system; ``s3://``, ``gs://``, ``hdfs://``, ``memory://`` ...
 go through fsspec where the user has that filesystem installed (the same layer as
-checkpoints, :mod:`flowmesh.checkpoint.filesystem`). Errors are TensorFlow's:
+checkpoints, :mod:`flowmesh.formats.filesystem`). Errors are TensorFlow's:
 ``NotFoundError``, ``AlreadyExistsError``, ``PermissionDeniedError``..., naming the path.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.errors import AlreadyExistsError, FailedPreconditionError, NotFoundError
+from flowmesh.formats import filesystem as fs
 
 Exists = fs.exists
 IsDirectory = fs.isdir

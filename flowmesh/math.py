@@ -120,17 +120,21 @@ __all__ = sorted(name for name in dir() if not name.startswith("_"))
 from flowmesh.ops.bessel_ops import bessel_i0, bessel_i0e, bessel_i1, bessel_i1e
 from flowmesh.ops.check_ops import is_non_decreasing, is_strictly_increasing
 from flowmesh.ops.complex_ops import angle, conj, imag, real
-from flowmesh.ops.incomplete_special_ops import betainc, igamma, igammac, nextafter, zeta
-from flowmesh.ops.nn_extra_ops import approx_max_k, approx_min_k
+from flowmesh.ops.nn_compositions import approx_max_k, approx_min_k
 from flowmesh.ops.search_ops import bincount, confusion_matrix
 from flowmesh.ops.sobol_ops import sobol_sample
 from flowmesh.ops.special_math_ops import (
+    betainc,
     cumulative_logsumexp,
     erfcinv,
     erfinv,
+    igamma,
+    igammac,
     lbeta,
     ndtri,
+    nextafter,
     polyval,
     reciprocal_no_nan,
     xlog1py,
+    zeta,
 )

@@ -22,20 +22,7 @@ from flowmesh.ops.embedding_sparse_ops import embedding_lookup_sparse, safe_embe
 from flowmesh.ops.fractional_pool_ops import fractional_avg_pool, fractional_max_pool
 from flowmesh.ops.math_ops import sigmoid, tanh
 from flowmesh.ops.nn_atrous_ops import atrous_conv2d_transpose, with_space_to_batch
-from flowmesh.ops.nn_conv3d_ops import conv3d, conv3d_backprop_filter, conv3d_transpose
-from flowmesh.ops.nn_conv_ops import (
-    atrous_conv2d,
-    avg_pool,
-    avg_pool2d,
-    conv1d,
-    conv2d,
-    conv2d_backprop_filter,
-    conv2d_backprop_input,
-    conv2d_transpose,
-    max_pool,
-    max_pool2d,
-)
-from flowmesh.ops.nn_extra_ops import (
+from flowmesh.ops.nn_compositions import (
     approx_max_k,
     approx_min_k,
     avg_pool1d,
@@ -51,6 +38,19 @@ from flowmesh.ops.nn_extra_ops import (
     max_pool_v2,
     pool,
     sufficient_statistics,
+)
+from flowmesh.ops.nn_conv3d_ops import conv3d, conv3d_backprop_filter, conv3d_transpose
+from flowmesh.ops.nn_conv_ops import (
+    atrous_conv2d,
+    avg_pool,
+    avg_pool2d,
+    conv1d,
+    conv2d,
+    conv2d_backprop_filter,
+    conv2d_backprop_input,
+    conv2d_transpose,
+    max_pool,
+    max_pool2d,
 )
 from flowmesh.ops.nn_impl import (
     crelu,
@@ -156,7 +156,7 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
     """``sum(per_example_loss * sample_weight) / global_batch_size``; the default global batch is
     this replica's batch times the current strategy's ``num_replicas_in_sync`` (1 outside one)."""
     from flowmesh.ops import array_ops, cast_ops
-    from flowmesh.ops.nn_extra_ops import compute_average_loss as _average
+    from flowmesh.ops.nn_compositions import compute_average_loss as _average
 
     if global_batch_size is None:
         loss = convert_to_tensor(per_example_loss)

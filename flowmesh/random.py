@@ -8,12 +8,16 @@ from flowmesh.ops.candidate_sampling_ops import (
     uniform_candidate_sampler,
 )
 from flowmesh.ops.random_dist_ops import (
+    fold_in,
     gamma,
     poisson,
+    split,
     stateless_categorical,
     stateless_multinomial,
+    stateless_parameterized_truncated_normal,
     stateless_truncated_normal,
 )
+from flowmesh.ops.random_dist_ops import stateless_random_binomial as stateless_binomial
 from flowmesh.ops.random_dist_ops import stateless_random_gamma as stateless_gamma
 from flowmesh.ops.random_dist_ops import stateless_random_normal as stateless_normal
 from flowmesh.ops.random_dist_ops import stateless_random_poisson as stateless_poisson
@@ -29,8 +33,6 @@ from flowmesh.ops.random_ops import categorical, get_seed, multinomial, set_rand
 from flowmesh.ops.random_ops import random_normal as normal
 from flowmesh.ops.random_ops import random_shuffle as shuffle
 from flowmesh.ops.random_ops import random_uniform as uniform
-from flowmesh.ops.stateless_random_more_ops import fold_in, split, stateless_parameterized_truncated_normal
-from flowmesh.ops.stateless_random_more_ops import stateless_random_binomial as stateless_binomial
 from flowmesh.ops.unigram_sampling_ops import (
     fixed_unigram_candidate_sampler,
     learned_unigram_candidate_sampler,

@@ -19,7 +19,7 @@ QUANTIZED = ("quantized dtypes (qint8, quint8, ...) and the ops on them are not 
              "kernels use torch's float and integer tensors")
 NATIVE_LIBRARIES = ("flowmesh cannot load TensorFlow's native op/kernel/file-system libraries (.so files built "
                     "against TensorFlow's C++ runtime); define ops in Python with "
-                    "flowmesh.core.registry.register_op and their torch kernels with flowmesh.kernels.registry.kernel")
+                    "flowmesh.core.registry.register_op and their torch kernels with flowmesh.kernels.contract.registry.kernel")
 RAGGED = ("RaggedTensor is not implemented: flowmesh represents variable-length rows as SparseTensor "
           "(TensorFlow 1.x's form, e.g. tf.strings.split) or as padded dense tensors with lengths")
 V1_CONTROL_FLOW = ("TensorFlow 1.x's low-level dataflow control-flow primitives (Enter/Exit/Switch/Merge frames) "

@@ -249,3 +249,36 @@ def test_the_rule_sees_function_level_and_type_only_imports():
     assert layer_of("flowmesh.kernels.math_ops") < layer_of("flowmesh.runtime.plan")
     assert LAYERS[_DEFAULT_LAYER][0] == "api"
     assert layer_of("flowmesh.some_new_module") == _DEFAULT_LAYER == layer_of("flowmesh")
+
+
+# Op kernels that the runtime's graph rewrites ask for by name: each offers another form of
+# kernels it holds (docs/design.md, "kernels/").
+KERNEL_VARIANTS = {
+    "flowmesh.kernels.inplace": "in-place elementwise variants, for buffer forwarding",
+    "flowmesh.kernels.lane_ops": "stacked forms of small ops, for lanes",
+    "flowmesh.kernels.multi_update": "one kernel for a run of optimizer updates, for fusion",
+}
+
+
+def test_outside_kernels_only_the_contract_is_imported():
+    """Above ``kernels/``, code reaches kernels through ``kernels/contract/`` (registry, kernel
+    cache, step, rendezvous, resources, conversions) and ``kernels/cpu/`` (CPU tuning);
+    ``import flowmesh.kernels`` registers the op kernels, which nothing imports by name but
+    the variant tables in ``KERNEL_VARIANTS``."""
+    bad = [f"  {path}:{line}: {src} imports {dst}"
+           for (src, dst), (path, line, _) in sorted(import_graph().items())
+           if dst.startswith("flowmesh.kernels.") and not src.startswith("flowmesh.kernels")
+           and not dst.startswith(("flowmesh.kernels.contract", "flowmesh.kernels.cpu"))
+           and dst not in KERNEL_VARIANTS]
+    assert not bad, ("Op kernels imported from outside kernels/:\n" + "\n".join(bad)
+                     + "\nMove what they need into flowmesh/kernels/contract/.")
+
+
+def test_the_kernel_contract_and_cpu_tuning_stand_below_the_op_kernels():
+    """``kernels/contract/`` and ``kernels/cpu/`` import no op kernel (the op kernels import them)."""
+    lower = ("flowmesh.kernels.contract", "flowmesh.kernels.cpu")
+    bad = [f"  {path}:{line}: {src} imports {dst}"
+           for (src, dst), (path, line, _) in sorted(import_graph().items())
+           if src.startswith(lower) and dst.startswith("flowmesh.kernels")
+           and not dst.startswith(lower)]
+    assert not bad, "\n".join(bad)

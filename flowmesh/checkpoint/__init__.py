@@ -1,9 +1,9 @@
-"""Checkpoint storage: safetensors data files, a checksummed index, atomic writes.
+"""Checkpoint storage: safetensors data files, a checksummed index, atomic writes (through
+``flowmesh.formats.filesystem``).
 
 =========================  =========================================================
 module                     what it holds
 =========================  =========================================================
-``filesystem``             local/fsspec paths, atomic write (temp + fsync + rename)
 ``safetensors_io``         streaming safetensors reader/writer with chunk CRC32s
 ``encoding``               dtype -> safetensors records (strings, complex, bfloat16)
 ``slices``                 ``shape_and_slices`` specs of partitioned variables

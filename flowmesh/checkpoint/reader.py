@@ -14,7 +14,6 @@ from typing import IO, Any
 
 import numpy as np
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.checkpoint import sstable, tensor_bundle
 from flowmesh.checkpoint.encoding import decode_strings, empty_for
 from flowmesh.checkpoint.index import CheckpointIndex, SliceEntry, TensorEntry, index_path
@@ -23,6 +22,7 @@ from flowmesh.checkpoint.slices import Slice
 from flowmesh.checkpoint.state import latest_checkpoint, missing_checkpoint
 from flowmesh.core import dtypes
 from flowmesh.errors import DataLossError, NotFoundError
+from flowmesh.formats import filesystem as fs
 
 
 def read_index(prefix: str) -> CheckpointIndex:

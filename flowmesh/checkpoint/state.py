@@ -21,9 +21,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.checkpoint.index import index_path
 from flowmesh.errors import NotFoundError, OpError
+from flowmesh.formats import filesystem as fs
 
 logger = logging.getLogger("flowmesh.checkpoint")
 

@@ -26,7 +26,6 @@ from typing import IO, Any
 
 import numpy as np
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.checkpoint import sstable
 from flowmesh.checkpoint.encoding import _as_bytes, check_supported, numpy_dtype
 from flowmesh.checkpoint.index import (
@@ -41,6 +40,7 @@ from flowmesh.checkpoint.index import (
 from flowmesh.checkpoint.safetensors_io import Stored
 from flowmesh.checkpoint.slices import Slice
 from flowmesh.errors import DataLossError, InvalidArgumentError
+from flowmesh.formats import filesystem as fs
 from flowmesh.formats.crc import crc32c, mask, masked_crc32c, unmask
 
 CHECKSUM = "tensor-bundle"  # ShardFile.checksum of a bundle's data files

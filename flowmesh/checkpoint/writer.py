@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from flowmesh import config as _config
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.checkpoint import safetensors_io, sstable, tensor_bundle
 from flowmesh.checkpoint.encoding import encode
 from flowmesh.checkpoint.index import (
@@ -36,6 +35,7 @@ from flowmesh.checkpoint.index import (
 from flowmesh.checkpoint.safetensors_io import write_file
 from flowmesh.checkpoint.slices import Slice
 from flowmesh.errors import DataLossError, InvalidArgumentError, NotFoundError
+from flowmesh.formats import filesystem as fs
 
 # observer(data_file_path, bytes_written, total_bytes); used by flowmesh.testing.faults
 WriteObserver = Callable[[str, int, int], None]

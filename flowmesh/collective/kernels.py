@@ -27,8 +27,8 @@ from flowmesh.collective.engine import CollectiveEngine
 from flowmesh.collective.request import Donation, Handle, Request
 from flowmesh.collective.timeline import TraceLane
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel
-from flowmesh.kernels.step import StepContext
+from flowmesh.kernels.contract.registry import KernelContext, kernel
+from flowmesh.kernels.contract.step import StepContext
 
 DONATING_KINDS = ("allreduce", "broadcast")  # kinds the engine can run in place
 

@@ -1,6 +1,6 @@
 """Data types of tensors: :class:`DType` and the ``tf.float32``-style constants.
 
-Pure Python and NumPy; the torch mapping lives in ``flowmesh.kernels.convert``.
+Pure Python and NumPy; the torch mapping lives in ``flowmesh.kernels.contract.convert``.
 ``string`` tensors hold ``bytes``; ``resource`` is the internal type of variable handles.
 """
 

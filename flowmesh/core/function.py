@@ -404,7 +404,7 @@ def add_op_outputs(op: Operation, specs: Sequence[tuple[dtypes.DType, TensorShap
     """Appends outputs to an existing control-flow op (used when its gradient is built).
 
     Plans built before keep working: a kernel instance is specific to the op's number of
-    outputs (see ``kernels.kernel_cache.KernelCache``).
+    outputs (see ``kernels.contract.kernel_cache.KernelCache``).
     """
     with op.graph._lock:
         start = len(op._outputs)

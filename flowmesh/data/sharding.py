@@ -117,7 +117,7 @@ def _count(files: Tensor) -> int | None:
     if files.op.type == "MatchingFiles":
         pattern = constant_value(files.op.inputs[0])
         if pattern is not None:
-            from flowmesh.checkpoint import filesystem as fs
+            from flowmesh.formats import filesystem as fs
 
             items = np.asarray(pattern, dtype=object).reshape(-1)
             return sum(len(fs.glob(p.decode() if isinstance(p, bytes) else str(p))) for p in items)

@@ -32,7 +32,7 @@ from flowmesh.distributed import step_stats
 from flowmesh.distributed.data_plane import DataPlane
 from flowmesh.distributed.server import local_server_for
 from flowmesh.errors import OpError
-from flowmesh.kernels.step import StepContext
+from flowmesh.kernels.contract.step import StepContext
 from flowmesh.runtime.device import Device
 from flowmesh.runtime.options import ConfigProto
 from flowmesh.runtime.session import register_session_target

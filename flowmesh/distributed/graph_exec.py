@@ -26,8 +26,8 @@ from typing import Any
 from flowmesh.core.device_spec import DeviceSpec
 from flowmesh.core.graph import Graph, Operation, Tensor
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.kernel_cache import KernelCache
-from flowmesh.kernels.step import StepContext
+from flowmesh.kernels.contract.kernel_cache import KernelCache
+from flowmesh.kernels.contract.step import StepContext
 from flowmesh.runtime.device import DeviceSet
 from flowmesh.runtime.partition import ControlToken, EdgeKey, OpItem, Partition, RecvItem, SendItem
 from flowmesh.runtime.partition_runner import PartitionRunner, RemoteSends

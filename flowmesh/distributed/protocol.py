@@ -39,7 +39,7 @@ from flowmesh.errors import (
     ResourceExhaustedError,
     exception_type_from_error_code,
 )
-from flowmesh.kernels.convert import FLOWMESH_DTYPES, TORCH_DTYPES
+from flowmesh.kernels.contract.convert import FLOWMESH_DTYPES, TORCH_DTYPES
 
 MAGIC = b"FMDP"
 VERSION = 1

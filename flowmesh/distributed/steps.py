@@ -19,7 +19,7 @@ from typing import Any
 
 from flowmesh import config as _config
 from flowmesh.errors import AbortedError, OpError, UnavailableError
-from flowmesh.kernels.rendezvous import Rendezvous
+from flowmesh.kernels.contract.rendezvous import Rendezvous
 
 log = logging.getLogger("flowmesh.distributed")
 _FINISHED_MEMORY = 65536

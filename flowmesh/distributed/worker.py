@@ -30,8 +30,8 @@ from flowmesh.errors import (
     OpError,
     UnavailableError,
 )
-from flowmesh.kernels.kernel_cache import KernelCache
-from flowmesh.kernels.step import StepContext
+from flowmesh.kernels.contract.kernel_cache import KernelCache
+from flowmesh.kernels.contract.step import StepContext
 from flowmesh.runtime import host_memory
 from flowmesh.runtime.device import DeviceSet, local_devices
 from flowmesh.runtime.partition import Partition

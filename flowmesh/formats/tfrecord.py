@@ -25,8 +25,8 @@ from typing import IO, Any
 
 import numpy as np
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.errors import DataLossError, InvalidArgumentError, NotFoundError
+from flowmesh.formats import filesystem as fs
 from flowmesh.formats.crc import MASK_DELTA, crc32c, masked_crc32c
 
 _HEADER = struct.Struct("<QI")

@@ -1,5 +1,12 @@
 """torch kernels, one module per op family (mirrors ``flowmesh/ops``).
 
+* ``kernels/<family>.py``: the op kernels, under the op types of ``ops/<family>.py``;
+  ``pipeline/`` runs tf.data pipelines;
+* ``contract/``: what the runtime and a kernel share (registry, kernel cache, step context,
+  rendezvous, resources, dtype conversion); the floors above import kernels through it;
+* ``cpu/``: CPU tuning (GEMM choice, oneDNN matmul and LSTM, chunked MatMuls) and torch's
+  build facts.
+
 Importing this package registers every built-in kernel.
 """
 
@@ -42,7 +49,6 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     image_decode_ops,
     image_resize,
     image_sample_ops,
-    incomplete_special_ops,
     io_ops,
     iterator_ops,
     linalg_decomp_ops,
@@ -91,7 +97,6 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     sparse_ops,
     sparse_serialize_ops,
     special_math_ops,
-    stateless_random_more_ops,
     strided_slice_ops,
     string_hash_ops,
     string_ngrams_ops,

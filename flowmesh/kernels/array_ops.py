@@ -13,8 +13,8 @@ import torch
 
 from flowmesh.core import dtypes
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.convert import to_torch, torch_dtype
-from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
+from flowmesh.kernels.contract.convert import to_torch, torch_dtype
+from flowmesh.kernels.contract.registry import KernelContext, kernel, simple_kernel
 from flowmesh.ops._builders import constant_value
 from flowmesh.ops.constant_op import missing_feed_message
 

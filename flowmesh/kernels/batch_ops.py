@@ -17,8 +17,8 @@ from typing import Any
 import torch
 
 from flowmesh.errors import CancelledError, InvalidArgumentError
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.function_program import FunctionProgram
-from flowmesh.kernels.registry import KernelContext, kernel
 
 _POLL_S = 0.05
 

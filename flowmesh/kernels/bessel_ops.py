@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from flowmesh.kernels.registry import simple_kernel
+from flowmesh.kernels.contract.registry import simple_kernel
 
 
 def _widened(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from flowmesh.errors import DataLossError, InvalidArgumentError
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.file_io_ops import _bytes
-from flowmesh.kernels.registry import KernelContext, kernel
 
 
 def _map(fn: Callable[[bytes], bytes]) -> Callable[[Any], np.ndarray]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from flowmesh.kernels.convert import torch_dtype
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.convert import torch_dtype
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 @kernel("Cast")

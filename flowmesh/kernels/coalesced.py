@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from flowmesh.kernels.resources import VariableState
+from flowmesh.kernels.contract.resources import VariableState
 
 MIN_VARIABLES = 16
 MAX_AVERAGE_ELEMENTS = 4096

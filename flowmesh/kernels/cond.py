@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.function_program import FunctionProgram
-from flowmesh.kernels.registry import KernelContext, kernel
 
 
 @kernel("If", needs_step=True)

@@ -20,8 +20,8 @@ import torch
 
 from flowmesh.core.shapes import TensorShape, unknown_shape
 from flowmesh.errors import CancelledError, InvalidArgumentError
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.data_flow_ops import wait_until
-from flowmesh.kernels.registry import KernelContext, kernel
 
 logger = logging.getLogger("flowmesh.train")
 

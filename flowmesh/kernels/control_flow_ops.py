@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from flowmesh.kernels.registry import simple_kernel
+from flowmesh.kernels.contract.registry import simple_kernel
 
 simple_kernel("NoOp", lambda: None)

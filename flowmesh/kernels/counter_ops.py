@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowmesh.errors import OutOfRangeError
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 @kernel("ResourceCountUpTo")

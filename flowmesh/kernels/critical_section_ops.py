@@ -14,8 +14,8 @@ import threading
 from typing import Any
 
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.data_flow_ops import wait_until
-from flowmesh.kernels.registry import KernelContext, kernel
 
 
 class MutexState:

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.farmhash import fingerprint64, fingerprint_cat64
-from flowmesh.kernels.registry import KernelContext, kernel
 
 
 def _feature_hash(value: Any) -> int:

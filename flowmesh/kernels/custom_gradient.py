@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 @kernel("IdentityN")

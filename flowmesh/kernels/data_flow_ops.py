@@ -26,8 +26,8 @@ from flowmesh.errors import (
     InvalidArgumentError,
     OutOfRangeError,
 )
+from flowmesh.kernels.contract.registry import KernelContext, kernel, simple_kernel
 from flowmesh.kernels.pipeline.sparse_value import SparseValue
-from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
 
 _POLL_S = 0.05
 

@@ -12,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.core import dtypes
 from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.formats import filesystem as fs
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.function_program import FunctionProgram
 from flowmesh.kernels.pipeline import (
     batching,
@@ -27,7 +28,6 @@ from flowmesh.kernels.pipeline import (
     transforms,
 )
 from flowmesh.kernels.pipeline.base import DatasetDef, Function
-from flowmesh.kernels.registry import KernelContext, kernel
 
 _CPU = ("CPU",)
 

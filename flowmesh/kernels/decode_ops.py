@@ -10,7 +10,7 @@ import torch
 
 from flowmesh.core import dtypes
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 @kernel("DecodeRaw", device_types=("CPU",))

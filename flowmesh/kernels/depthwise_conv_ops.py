@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.nn_conv_ops import _conv2d
-from flowmesh.kernels.registry import KernelContext, kernel
 
 
 @kernel("DepthwiseConv2dNative")

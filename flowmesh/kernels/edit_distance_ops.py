@@ -8,8 +8,8 @@ import numpy as np
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.convert import to_numpy
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.convert import to_numpy
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 def levenshtein(a: list[Any], b: list[Any]) -> int:

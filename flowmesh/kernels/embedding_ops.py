@@ -8,7 +8,7 @@ from typing import Any
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 @kernel("DynamicPartition")

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 def _nudge(lo: Any, hi: Any, quant_min: float, quant_max: float) -> tuple[Any, Any, Any]:

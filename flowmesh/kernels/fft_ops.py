@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from flowmesh.kernels.registry import simple_kernel
+from flowmesh.kernels.contract.registry import simple_kernel
 
 simple_kernel("FFT", lambda x: torch.fft.fft(x))
 simple_kernel("IFFT", lambda x: torch.fft.ifft(x))

@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 _FNS = {"FFTND": torch.fft.fftn, "IFFTND": torch.fft.ifftn, "RFFTND": torch.fft.rfftn, "IRFFTND": torch.fft.irfftn}
 

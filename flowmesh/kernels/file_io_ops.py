@@ -1,4 +1,4 @@
-"""Kernels of ``flowmesh/ops/file_io_ops.py`` (host; files through ``checkpoint.filesystem``)."""
+"""Kernels of ``flowmesh/ops/file_io_ops.py`` (host; files through ``formats.filesystem``)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.core import dtypes
 from flowmesh.errors import DataLossError, InvalidArgumentError
-from flowmesh.kernels.convert import to_numpy, to_torch
+from flowmesh.formats import filesystem as fs
+from flowmesh.kernels.contract.convert import to_numpy, to_torch
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.io_ops import scalar_string
-from flowmesh.kernels.registry import KernelContext, kernel
 
 
 def _bytes(value: Any) -> bytes:

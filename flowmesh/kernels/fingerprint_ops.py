@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from flowmesh.kernels.convert import to_numpy
+from flowmesh.kernels.contract.convert import to_numpy
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.farmhash import fingerprint64
-from flowmesh.kernels.registry import KernelContext, kernel
 
 
 def _bytes(v: int) -> bytes:

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 def pooling_sequence(n_in: int, n_out: int, pseudo_random: bool, rng: np.random.Generator) -> np.ndarray:

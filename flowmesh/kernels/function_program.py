@@ -19,9 +19,9 @@ import torch
 from flowmesh.core import dtypes
 from flowmesh.core.graph import Tensor
 from flowmesh.errors import OpError
-from flowmesh.kernels.convert import TORCH_DTYPES
-from flowmesh.kernels.kernel_cache import KernelCache
-from flowmesh.kernels.registry import KernelContext
+from flowmesh.kernels.contract.convert import TORCH_DTYPES
+from flowmesh.kernels.contract.kernel_cache import KernelCache
+from flowmesh.kernels.contract.registry import KernelContext
 
 
 class FunctionProgram:

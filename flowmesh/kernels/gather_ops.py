@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from flowmesh.kernels.array_ops import check_indices, static_input
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 def gather_rows(params: Any, indices: Any, axis: int = 0) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from flowmesh.errors import FailedPreconditionError, InvalidArgumentError
-from flowmesh.kernels.registry import simple_kernel
+from flowmesh.kernels.contract.registry import simple_kernel
 
 simple_kernel("GuaranteeConst", lambda x: x)
 simple_kernel("ParallelConcat", lambda *xs: torch.stack(xs))

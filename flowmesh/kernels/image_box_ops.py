@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 def _np(x: Any) -> np.ndarray:
@@ -233,7 +233,7 @@ def _crop_and_resize(ctx: KernelContext):
 @kernel("CropAndResizeGradImage")
 def _crop_grad_image(ctx: KernelContext):
     method = ctx.attr("method")
-    from flowmesh.kernels.convert import torch_dtype
+    from flowmesh.kernels.contract.convert import torch_dtype
 
     dtype = torch_dtype(ctx.attr("T"))
 

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.image_png import decode_sixteen_bit, header, png_bytes
-from flowmesh.kernels.registry import KernelContext, kernel
 
 
 def _pil():

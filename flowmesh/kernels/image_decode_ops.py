@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.image_codec import (
     _jpeg_image,
     _open,
@@ -21,7 +22,6 @@ from flowmesh.kernels.image_codec import (
     _with_dtype,
     convert_channels,
 )
-from flowmesh.kernels.registry import KernelContext, kernel
 
 _JPEG_CHANNELS = {"L": 1, "RGB": 3, "YCbCr": 3, "CMYK": 4}
 

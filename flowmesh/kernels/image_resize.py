@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.image_resample import (
     Taps,
     bilinear_aligned,
@@ -27,7 +28,6 @@ from flowmesh.kernels.image_resample import (
     separable,
     transposed,
 )
-from flowmesh.kernels.registry import KernelContext, kernel
 
 _F32 = np.float32
 _TABLE_SIZE = 1024

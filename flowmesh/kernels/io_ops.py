@@ -19,9 +19,9 @@ from flowmesh.checkpoint.tensor_bundle import write_bundle
 from flowmesh.checkpoint.writer import SaveSpec, merge_checkpoints, write_checkpoint
 from flowmesh.core import dtypes
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.convert import to_torch, torch_dtype
-from flowmesh.kernels.registry import KernelContext, kernel
-from flowmesh.kernels.resources import VariableState
+from flowmesh.kernels.contract.convert import to_torch, torch_dtype
+from flowmesh.kernels.contract.registry import KernelContext, kernel
+from flowmesh.kernels.contract.resources import VariableState
 
 
 def scalar_string(value: Any) -> str:

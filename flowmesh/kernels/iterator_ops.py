@@ -27,11 +27,11 @@ from flowmesh.errors import (
     OpError,
     OutOfRangeError,
 )
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.function_program import FunctionProgram
 from flowmesh.kernels.pipeline.base import DatasetDef, as_value
 from flowmesh.kernels.pipeline.context import PipelineCancelled, PipelineContext
 from flowmesh.kernels.pipeline.transforms import outermost_stage, pipeline_determinism
-from flowmesh.kernels.registry import KernelContext, kernel
 
 _CPU = ("CPU",)
 _handles: weakref.WeakValueDictionary[str, IteratorState] = weakref.WeakValueDictionary()

@@ -6,8 +6,8 @@ from typing import Any
 
 import torch
 
-from flowmesh.kernels import onednn_matmul
-from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel, simple_kernel
+from flowmesh.kernels.cpu import onednn_matmul
 
 
 @kernel("MatMul")

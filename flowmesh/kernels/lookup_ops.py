@@ -16,7 +16,7 @@ import torch
 
 from flowmesh.core import dtypes
 from flowmesh.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 class TableState:
@@ -57,7 +57,7 @@ def _as_runtime(values: list[Any], dtype: Any, shape: tuple[int, ...]) -> Any:
         out = np.empty(len(values), dtype=object)
         out[:] = values
         return out.reshape(shape)
-    from flowmesh.kernels.convert import torch_dtype
+    from flowmesh.kernels.contract.convert import torch_dtype
 
     return torch.tensor(values, dtype=torch_dtype(dtype)).reshape(shape)
 

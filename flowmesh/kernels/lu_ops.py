@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 @kernel("Lu")

@@ -15,8 +15,8 @@ import torch
 
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.array_ops import as_ints, static_input
-from flowmesh.kernels.convert import torch_dtype
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.convert import torch_dtype
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 # --- Slice -----------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ import torch
 
 from flowmesh.core import dtypes
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.convert import torch_dtype
-from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
+from flowmesh.kernels.contract.convert import torch_dtype
+from flowmesh.kernels.contract.registry import KernelContext, kernel, simple_kernel
 
 
 def _div_no_nan(x: Any, y: Any) -> Any:

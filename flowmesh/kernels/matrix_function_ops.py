@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel, simple_kernel
 
 simple_kernel("MatrixExponential", torch.linalg.matrix_exp)
 

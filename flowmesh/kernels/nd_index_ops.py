@@ -12,7 +12,7 @@ import torch
 
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.array_ops import as_ints
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 def _linear_rows(indices: Any, shape: tuple[int, ...], what: str) -> tuple[Any, int]:

@@ -13,7 +13,7 @@ import torch.nn.functional as nnf
 
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.array_ops import as_ints
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.ops.nn_conv3d_ops import spatial3
 from flowmesh.ops.nn_conv_ops import conv_geometry
 

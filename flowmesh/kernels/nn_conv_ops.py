@@ -20,7 +20,7 @@ import torch.nn.functional as nnf
 
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.array_ops import as_ints, static_input
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.ops.nn_conv_ops import spatial_dims, static_conv_padding
 
 

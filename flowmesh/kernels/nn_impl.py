@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as nnf
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.convert import torch_dtype
-from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
+from flowmesh.kernels.contract.convert import torch_dtype
+from flowmesh.kernels.contract.registry import KernelContext, kernel, simple_kernel
 from flowmesh.ops.nn_impl import SELU_ALPHA, SELU_SCALE
 
 

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as nnf
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.ops.nn_conv_ops import conv_geometry
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel, simple_kernel
 from flowmesh.ops.nn_norm_ops import bn_channel_axis, bn_reduce_axes
 
 _EMPTY = torch.empty(0)

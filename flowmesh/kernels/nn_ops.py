@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel, simple_kernel
 
 simple_kernel("Relu", torch.relu)
 # One fused pass (``g if y > 0 else 0``); torch.where + a comparison is ~3x slower.

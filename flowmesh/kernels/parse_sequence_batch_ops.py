@@ -9,9 +9,9 @@ import numpy as np
 import torch
 
 from flowmesh.core import dtypes
-from flowmesh.kernels.convert import to_numpy
+from flowmesh.kernels.contract.convert import to_numpy
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.parsing_ops import _parse_sequence_example, _specs, _value
-from flowmesh.kernels.registry import KernelContext, kernel
 
 
 def _array(value: Any, dtype: Any) -> np.ndarray:

@@ -9,6 +9,7 @@ import torch
 
 from flowmesh.core import dtypes
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.example_decoding import (
     DenseSpec,
     SparseSpec,
@@ -18,7 +19,6 @@ from flowmesh.kernels.example_decoding import (
     sparse_batch,
 )
 from flowmesh.kernels.example_fastpath import parse_dense
-from flowmesh.kernels.registry import KernelContext, kernel
 from flowmesh.protos import example as pb
 
 _CPU = ("CPU",)

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 def extract(x: Any, ksizes: list[int], strides: list[int], rates: list[int], padding: str) -> Any:

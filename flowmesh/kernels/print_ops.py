@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from flowmesh.kernels.convert import to_numpy
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.convert import to_numpy
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 def _float_text(value: float, short: int, long: int, as_type: Any) -> str:

@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.core import dtypes
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.convert import to_numpy, to_torch
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.formats import filesystem as fs
+from flowmesh.kernels.contract.convert import to_numpy, to_torch
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 def _pools(ctx: KernelContext, source: str) -> list[Any]:

@@ -10,8 +10,8 @@ import numpy as np
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.convert import torch_dtype
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.convert import torch_dtype
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 F32 = np.float32
 

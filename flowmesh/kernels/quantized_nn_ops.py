@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.nn.functional as nnf
 
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.ops.nn_conv_ops import conv_geometry
 
 _RANGE = {torch.uint8: (0, 255), torch.int8: (-128, 127), torch.uint16: (0, 65535),
@@ -90,7 +90,7 @@ def _quantized_avg_pool(ctx: KernelContext):
 
 @kernel("QuantizedReluX", device_types=("CPU",))
 def _quantized_relu_x(ctx: KernelContext):
-    from flowmesh.kernels.convert import torch_dtype
+    from flowmesh.kernels.contract.convert import torch_dtype
 
     out_dtype = torch_dtype(ctx.attr("out_type"))
 
@@ -105,7 +105,7 @@ def _quantized_relu_x(ctx: KernelContext):
 
 @kernel("QuantizedConv2D", device_types=("CPU",))
 def _quantized_conv2d(ctx: KernelContext):
-    from flowmesh.kernels.convert import torch_dtype
+    from flowmesh.kernels.contract.convert import torch_dtype
 
     attrs = ctx.op.attrs
     out_dtype = torch_dtype(attrs["out_type"])

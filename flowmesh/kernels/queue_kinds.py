@@ -24,9 +24,9 @@ import torch
 
 from flowmesh.core.shapes import TensorShape
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.data_flow_ops import QueueState, _stack
 from flowmesh.kernels.pipeline.sparse_value import SparseValue
-from flowmesh.kernels.registry import KernelContext, kernel
 
 
 class PaddingFIFOQueueState(QueueState):

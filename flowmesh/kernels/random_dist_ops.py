@@ -1,5 +1,6 @@
 """Kernels of ``flowmesh/ops/random_dist_ops.py``: torch's gamma/Poisson samplers and, for the
-stateless ops, a generator seeded from the seed pair on every call."""
+stateless ops (full-range integers, binomial and parameterized truncated normal included), a
+generator seeded from the seed pair on every call."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import torch
 
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.array_ops import as_ints
-from flowmesh.kernels.convert import torch_dtype
+from flowmesh.kernels.contract.convert import torch_dtype
+from flowmesh.kernels.contract.registry import KernelContext, kernel, simple_kernel
 from flowmesh.kernels.random_ops import make_generator
-from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
 
 
 def _expand(alpha: torch.Tensor, shape: list[int]) -> torch.Tensor:
@@ -115,5 +116,50 @@ def _s_poisson(ctx: KernelContext):
 
     def sample(shape: Any, seed: Any, rate: torch.Tensor) -> torch.Tensor:
         return torch.poisson(rate.double().expand(as_ints(shape)).contiguous(), generator=_seeded(seed)).to(dtype)
+
+    return sample
+
+
+_RANGES = {torch.int32: (-2**31, 2**31), torch.int64: (-2**63, 2**63 - 1), torch.uint32: (0, 2**32),
+           torch.uint64: (0, 2**63 - 1)}
+
+
+@kernel("StatelessRandomUniformFullInt")
+def _full_int(ctx: KernelContext):
+    dtype = ctx.torch_dtype(ctx.attr("dtype"))
+    low, high = _RANGES[dtype]
+
+    def sample(shape: Any, seed: Any) -> Any:
+        return torch.randint(low, high, as_ints(shape), generator=_seeded(seed), dtype=torch.int64).to(dtype)
+
+    return sample
+
+
+@kernel("StatelessRandomBinomial")
+def _binomial(ctx: KernelContext):
+    dtype = ctx.torch_dtype(ctx.attr("dtype"))
+
+    def sample(shape: Any, seed: Any, counts: Any, probs: Any) -> Any:
+        size = as_ints(shape)
+        n = counts.double().expand(size).contiguous()
+        p = probs.double().clamp(0.0, 1.0).expand(size).contiguous()
+        return torch.binomial(n, p, generator=_seeded(seed)).to(dtype)
+
+    return sample
+
+
+@kernel("StatelessParameterizedTruncatedNormal")
+def _truncated(ctx: KernelContext):
+    dtype = ctx.torch_dtype(ctx.attr("dtype"))
+
+    def sample(shape: Any, seed: Any, means: Any, stddevs: Any, minvals: Any, maxvals: Any) -> Any:
+        size = as_ints(shape)
+        mean, std = means.double().expand(size), stddevs.double().expand(size)
+        low = torch.special.ndtr((minvals.double().expand(size) - mean) / std)
+        high = torch.special.ndtr((maxvals.double().expand(size) - mean) / std)
+        u = torch.rand(size, generator=_seeded(seed), dtype=torch.float64)
+        z = torch.special.ndtri((low + u * (high - low)).clamp(1e-300, 1.0 - 1e-16))
+        out = mean + std * z
+        return torch.minimum(torch.maximum(out, minvals.double().expand(size)), maxvals.double().expand(size)).to(dtype)
 
     return sample

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 _C = 0xFFFFFFFC
 _Z = 0x7369F885192C0EF5

@@ -19,9 +19,9 @@ import torch
 from flowmesh.core import dtypes
 from flowmesh.errors import InvalidArgumentError, UnimplementedError
 from flowmesh.formats.tfrecord import check_compression, open_records, read_records
+from flowmesh.kernels.contract.registry import KernelContext, kernel, simple_kernel
 from flowmesh.kernels.data_flow_ops import QueueState
 from flowmesh.kernels.io_ops import scalar_string
-from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
 
 Record = tuple[bytes, bytes]
 _CHUNK = 1 << 20

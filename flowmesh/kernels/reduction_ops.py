@@ -8,8 +8,8 @@ from typing import Any
 import torch
 
 from flowmesh.kernels.array_ops import as_ints, static_input
-from flowmesh.kernels.convert import torch_dtype
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.convert import torch_dtype
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 def _axes(value: Any, rank: int) -> tuple[int, ...]:

@@ -16,10 +16,10 @@ import numpy as np
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.convert import torch_dtype
+from flowmesh.kernels.contract.convert import torch_dtype
+from flowmesh.kernels.contract.registry import KernelContext, kernel, simple_kernel
+from flowmesh.kernels.contract.resources import VariableState, under_variable_lock
 from flowmesh.kernels.gather_ops import gather_rows
-from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
-from flowmesh.kernels.resources import VariableState, under_variable_lock
 
 
 @kernel("VarHandleOp")

@@ -10,7 +10,7 @@ sequence's last valid one); a zero length keeps the initial state. Keras's ``res
 GRU is torch's GRU with the gate blocks ``z, r, h`` reordered to ``r, z, n``.
 
 Float32 CPU LSTMs without sequence lengths call oneDNN's LSTM forward/backward ops directly
-(``kernels/onednn_lstm.py``). Otherwise, when the graph holds a gradient of the op (its
+(``kernels/cpu/onednn_lstm.py``). Otherwise, when the graph holds a gradient of the op (its
 ``reserve`` output has consumers), the forward pass is recorded by torch autograd and the reserve holds the recorded outputs and
 leaves; ``FusedLSTMGrad`` runs the backward pass with ``torch.autograd.grad``.
 """
@@ -24,8 +24,8 @@ from torch.nn.utils import rnn as torch_rnn
 
 from flowmesh import config
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels import onednn_lstm
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
+from flowmesh.kernels.cpu import onednn_lstm
 
 
 class _Reserve:

@@ -24,8 +24,8 @@ from flowmesh.errors import (
     UnimplementedError,
     UnknownError,
 )
-from flowmesh.kernels.convert import to_numpy, to_torch
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.convert import to_numpy, to_torch
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 _ERRORS: list[tuple[type[BaseException], type[OpError]]] = [
     (StopIteration, OutOfRangeError),

@@ -8,7 +8,7 @@ import torch
 
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.array_ops import check_indices
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 def _flatten(data: Any, ids: Any) -> tuple[Any, Any, tuple[int, ...]]:

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from flowmesh.kernels.registry import simple_kernel
+from flowmesh.kernels.contract.registry import simple_kernel
 
 
 def _select(condition: Any, x: Any, y: Any) -> Any:

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.convert import to_numpy
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.convert import to_numpy
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 _ids = itertools.count()
 _lock = threading.Lock()

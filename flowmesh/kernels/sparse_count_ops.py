@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 def _count(ctx: KernelContext, rows: Any, values: Any, weights: Any, batch: int | None) -> tuple[Any, Any, Any]:

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.pipeline.sparse_value import SparseValue
-from flowmesh.kernels.registry import KernelContext, kernel
 
 
 @kernel("SparseToElementVariant", device_types=("CPU",))

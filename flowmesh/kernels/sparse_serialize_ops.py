@@ -9,8 +9,8 @@ import numpy as np
 
 from flowmesh.core import dtypes
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.convert import to_numpy, to_torch
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.convert import to_numpy, to_torch
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 def _proto_bytes(array: np.ndarray, dtype: Any) -> bytes:

@@ -14,7 +14,7 @@ import torch
 
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.kernels.array_ops import as_ints, static_input
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.ops.strided_slice_ops import MASKS, expand_items, slice_spec
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 _MASK = (1 << 64) - 1
 _M = 0xC6A4A7935BD1E995

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.convert import to_numpy
+from flowmesh.kernels.contract.convert import to_numpy
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.image_png import png_bytes
-from flowmesh.kernels.registry import KernelContext, kernel
 from flowmesh.kernels.summary_ops import _bytes_scalar, _text
 from flowmesh.protos.summary import Summary, SummaryAudio, SummaryImage, SummaryMetadata, SummaryValue
 

@@ -17,7 +17,7 @@ import torch
 from flowmesh.core import dtypes
 from flowmesh.core.shapes import TensorShape, as_shape
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 from flowmesh.kernels.tensor_array_state import TensorArrayState, check_empty_shape
 
 _COUNTER = itertools.count()

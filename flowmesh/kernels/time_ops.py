@@ -6,7 +6,7 @@ import time
 
 import torch
 
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 @kernel("Timestamp", device_types=("CPU",))

@@ -29,8 +29,8 @@ from typing import Any
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel
-from flowmesh.kernels.resources import VariableState, under_variable_lock
+from flowmesh.kernels.contract.registry import KernelContext, kernel
+from flowmesh.kernels.contract.resources import VariableState, under_variable_lock
 from flowmesh.ops.training_ops import SIGNATURES
 
 MathFn = Callable[[list[Any], Any, list[float], dict[str, bool]], None]

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel, simple_kernel
 
 
 def _shift_up(x: Any) -> Any:

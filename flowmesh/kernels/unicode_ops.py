@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 def _codec(ctx: KernelContext, encoding: str) -> str:

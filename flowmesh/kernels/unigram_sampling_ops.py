@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.formats import filesystem as fs
 from flowmesh.kernels.candidate_sampling_ops import _sampler_kernel
-from flowmesh.kernels.registry import KernelContext, kernel
+from flowmesh.kernels.contract.registry import KernelContext, kernel
 
 
 def _vocab_counts(ctx: KernelContext, path: str) -> list[float]:

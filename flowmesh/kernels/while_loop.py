@@ -18,8 +18,8 @@ from typing import Any
 import torch
 
 from flowmesh.errors import InvalidArgumentError
+from flowmesh.kernels.contract.registry import KernelContext, kernel, simple_kernel
 from flowmesh.kernels.function_program import FunctionProgram
-from flowmesh.kernels.registry import KernelContext, kernel, simple_kernel
 
 
 def _counter_is_internal(cond_graph: Any, body_graph: Any, count: int) -> bool:

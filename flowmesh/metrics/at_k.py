@@ -25,7 +25,7 @@ from flowmesh.ops import (
     sparse_manip_ops,
     state_ops,
 )
-from flowmesh.ops.sparse_tf1 import convert_to_tensor_or_sparse_tensor
+from flowmesh.ops.sparse_top_level import convert_to_tensor_or_sparse_tensor
 
 
 def _at_k_name(name: str, k: int | None = None, class_id: int | None = None) -> str:

@@ -22,13 +22,11 @@ from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, get_default_graph, name_scope
 from flowmesh.ops import array_ops, cast_ops, manip_ops
 from flowmesh.ops.random_dist_ops import (
+    stateless_random_binomial,
     stateless_random_normal,
     stateless_random_uniform,
-    stateless_truncated_normal,
-)
-from flowmesh.ops.stateless_random_more_ops import (
-    stateless_random_binomial,
     stateless_random_uniform_full_int,
+    stateless_truncated_normal,
 )
 from flowmesh.ops.variables import Variable
 

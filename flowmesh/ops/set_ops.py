@@ -16,7 +16,7 @@ from flowmesh.core.shapes import TensorShape
 from flowmesh.core.sparse_tensor import SparseTensor
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.ops._builders import make_op, make_tensor
-from flowmesh.ops.sparse_tf1 import convert_to_tensor_or_sparse_tensor
+from flowmesh.ops.sparse_top_level import convert_to_tensor_or_sparse_tensor
 
 _TYPES = (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.string)
 _OPERATIONS = ("a-b", "b-a", "intersection", "union")

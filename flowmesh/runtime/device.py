@@ -33,7 +33,7 @@ import torch
 from flowmesh import config as _config
 from flowmesh.core.device_spec import DeviceSpec
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.resources import ResourceStore
+from flowmesh.kernels.contract.resources import ResourceStore
 from flowmesh.runtime import device_config
 
 _incarnations = itertools.count(0x5EED0001)

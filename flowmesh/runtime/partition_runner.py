@@ -24,8 +24,8 @@ from typing import Any
 
 from flowmesh.core.graph import Tensor
 from flowmesh.errors import CancelledError
-from flowmesh.kernels.convert import to_torch
-from flowmesh.kernels.step import StepContext
+from flowmesh.kernels.contract.convert import to_torch
+from flowmesh.kernels.contract.step import StepContext
 from flowmesh.runtime.device import Device, copy_to_device, intra_op_shares, use_intra_op_threads
 from flowmesh.runtime.executor import ExecNode, Program
 from flowmesh.runtime.partition import EdgeKey, OpItem, Partition, RecvItem, SendItem

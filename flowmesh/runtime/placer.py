@@ -41,7 +41,7 @@ from flowmesh.core import dtypes, registry
 from flowmesh.core.device_spec import DeviceSpec
 from flowmesh.core.graph import Operation
 from flowmesh.errors import InvalidArgumentError, NotFoundError
-from flowmesh.kernels.registry import kernel_device_types
+from flowmesh.kernels.contract.registry import kernel_device_types
 from flowmesh.runtime.device import Device, DeviceSet
 
 # Op types TensorFlow runs on the host only (besides kernels registered with

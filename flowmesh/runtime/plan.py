@@ -16,8 +16,8 @@ from typing import Any
 
 from flowmesh.core.graph import Operation, Tensor
 from flowmesh.errors import OpError
-from flowmesh.kernels.kernel_cache import KernelCache, register_function_compiler
-from flowmesh.kernels.step import StepContext
+from flowmesh.kernels.contract.kernel_cache import KernelCache, register_function_compiler
+from flowmesh.kernels.contract.step import StepContext
 from flowmesh.runtime import placer
 from flowmesh.runtime.device import Device, DeviceSet
 from flowmesh.runtime.executor import Program

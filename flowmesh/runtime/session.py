@@ -23,10 +23,10 @@ from flowmesh.core.default_session import get_default_session, session_stack  # 
 from flowmesh.core.graph import Graph, Operation, Tensor, get_default_graph
 from flowmesh.core.shapes import format_dims
 from flowmesh.errors import InvalidArgumentError, OpError, filter_traceback
-from flowmesh.kernels import chunk_pool
-from flowmesh.kernels.convert import to_numpy
-from flowmesh.kernels.kernel_cache import KernelCache
-from flowmesh.kernels.step import StepContext
+from flowmesh.kernels.contract.convert import to_numpy
+from flowmesh.kernels.contract.kernel_cache import KernelCache
+from flowmesh.kernels.contract.step import StepContext
+from flowmesh.kernels.cpu import chunk_pool
 from flowmesh.runtime import device_config, host_memory, placer, threading_policy
 from flowmesh.runtime.device import DeviceSet, default_team_size, local_devices
 from flowmesh.runtime.options import ConfigProto, RunMetadata, RunOptions, get_log_device_placement

@@ -11,7 +11,7 @@ keeps the fastest, so an idle machine keeps the team and a busy one leaves it.
 The candidates (:class:`Mode`): the full team; one intra-op thread; and, when the session
 has a chunk pool (``FLOWMESH_CHUNK_HELPERS`` > 0), one intra-op thread whose big kernels
 are split into chunks that the caller and the pool's helper threads take from one counter
-(``kernels/chunk_pool.py``): a descheduled helper holds up nothing. A probe runs each
+(``kernels/cpu/chunk_pool.py``): a descheduled helper holds up nothing. A probe runs each
 candidate in blocks of consecutive steps (at least ``PROBE_STEPS`` steps and ``BLOCK_S``
 seconds, ``BLOCKS`` blocks per candidate, in turn): steps interleaved one by one let other
 work on the machine catch up during the one-thread steps and flatter the team. Modes are compared by

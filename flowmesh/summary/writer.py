@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from flowmesh.checkpoint import filesystem as fs
+from flowmesh.formats import filesystem as fs
 from flowmesh.formats.tfrecord import encode_record
 from flowmesh.gfile import GFile
 from flowmesh.protos.summary import Event, SessionLog, Summary, TaggedRunMetadata

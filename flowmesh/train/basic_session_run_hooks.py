@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.checkpoint.state import latest_checkpoint
 from flowmesh.core.graph import GraphKeys, Tensor, get_default_graph
+from flowmesh.formats import filesystem as fs
 from flowmesh.protos.summary import SessionLog, Summary, SummaryValue
 from flowmesh.summary.writer import FileWriterCache
 from flowmesh.train.session_run_hook import (

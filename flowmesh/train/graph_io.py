@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowmesh.checkpoint import filesystem as fs
+from flowmesh.formats import filesystem as fs
 
 
 def write_graph(graph_or_graph_def: Any, logdir: str, name: str, as_text: bool = True) -> str:

@@ -30,10 +30,10 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.core.graph import Graph, Operation, Tensor, get_default_graph
 from flowmesh.core.serialize import decode_value, encode_value, graph_from_dict, graph_to_dict
 from flowmesh.errors import DataLossError, InvalidArgumentError
+from flowmesh.formats import filesystem as fs
 
 logger = logging.getLogger("flowmesh.train")
 

@@ -36,7 +36,6 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.checkpoint.state import (
     checkpoint_exists,
     get_checkpoint_mtimes,
@@ -46,6 +45,7 @@ from flowmesh.checkpoint.state import (
 )
 from flowmesh.core.graph import GraphKeys, get_default_graph
 from flowmesh.errors import InvalidArgumentError, NotFoundError, OpError
+from flowmesh.formats import filesystem as fs
 from flowmesh.train import meta_graph, saver_builder
 from flowmesh.train.training_util import global_step as _read_global_step
 

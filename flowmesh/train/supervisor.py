@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.core.graph import GraphKeys, get_default_graph
+from flowmesh.formats import filesystem as fs
 from flowmesh.ops.control_flow_ops import group
 from flowmesh.ops.summary_ops import merge_all
 from flowmesh.ops.variables import (

@@ -17,9 +17,9 @@ from flowmesh.checkpoint import (
     safetensors_io,
     write_checkpoint,
 )
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.checkpoint.slices import Slice, parse_spec
 from flowmesh.errors import DataLossError, InvalidArgumentError, NotFoundError
+from flowmesh.formats import filesystem as fs
 
 ARRAYS = {
     "f32": (np.arange(12, dtype=np.float32).reshape(3, 4), "float32"),

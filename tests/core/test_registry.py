@@ -11,7 +11,7 @@ import pytest
 
 import flowmesh
 from flowmesh.core import registry
-from flowmesh.kernels.registry import registered_kernels
+from flowmesh.kernels.contract.registry import registered_kernels
 
 # Modules that need optional third-party packages or start services at import time.
 _OPTIONAL_IMPORTS = ("ray", "pyspark")

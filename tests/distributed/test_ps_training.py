@@ -15,7 +15,7 @@ import pytest
 
 import flowmesh as tf
 from flowmesh.kernels.conditional_accumulator import AccumulatorState
-from flowmesh.kernels.resources import VariableState
+from flowmesh.kernels.contract.resources import VariableState
 from flowmesh.testing.cluster import cluster_dict, spawn_python
 
 pytestmark = [pytest.mark.multiprocess, pytest.mark.slow]

@@ -8,7 +8,7 @@ import numpy as np
 
 from flowmesh.core import dtypes
 from flowmesh.distributed.protocol import tensor_desc
-from flowmesh.kernels.convert import to_torch
+from flowmesh.kernels.contract.convert import to_torch
 
 
 def test_a_scalar_descriptor_has_shape_empty():

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import flowmesh as tf
-from flowmesh.kernels import onednn_matmul
+from flowmesh.kernels.cpu import onednn_matmul
 
 needs_onednn = pytest.mark.skipif(not onednn_matmul.available(), reason="torch built without oneDNN")
 

@@ -1,4 +1,4 @@
-"""The fused LSTM's direct oneDNN path (``kernels/onednn_lstm.py``) against torch's LSTM under
+"""The fused LSTM's direct oneDNN path (``kernels/cpu/onednn_lstm.py``) against torch's LSTM under
 autograd (``FLOWMESH_ONEDNN_LSTM=0``): the same outputs, final states and gradients, for
 TensorFlow's ``i, j, f, o`` layout (dynamic_rnn) and Keras's ``i, f, c, o`` layout."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import flowmesh as tf
-from flowmesh.kernels import onednn_lstm
+from flowmesh.kernels.cpu import onednn_lstm
 
 
 def _dynamic_rnn(x):

@@ -8,7 +8,7 @@ import torch
 
 import flowmesh
 from flowmesh.core.registry import register_op
-from flowmesh.kernels.registry import simple_kernel
+from flowmesh.kernels.contract.registry import simple_kernel
 from flowmesh.ops._builders import make_tensor, same_shape
 from flowmesh.testing.op_harness import Input, OpHarness, OpSpec, assert_close, graph_op_types, spec_ids
 from flowmesh.testing.tf_oracle import require_tensorflow

@@ -55,7 +55,7 @@ class Conv1DTranspose(_ConvTranspose):
     rank = 1
 
     def _convolve(self, inputs: Any) -> Any:
-        from flowmesh.ops.nn_extra_ops import conv1d_transpose
+        from flowmesh.ops.nn_compositions import conv1d_transpose
 
         dims, sizes = self._output_dims(inputs)
         first = self.data_format == "channels_first"

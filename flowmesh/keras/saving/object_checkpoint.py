@@ -122,10 +122,10 @@ def _object_graph(nodes: list[Any], refs: list[list[tuple[str, int]]], keys: dic
 
 def save(model: Any, prefix: str) -> None:
     """Writes ``model``'s weights to the checkpoint ``prefix`` (TensorFlow's format)."""
-    from flowmesh.checkpoint import filesystem as fs
     from flowmesh.checkpoint.state import update_checkpoint_state
     from flowmesh.checkpoint.tensor_bundle import write_bundle
     from flowmesh.checkpoint.writer import SaveSpec
+    from flowmesh.formats import filesystem as fs
 
     nodes, refs, keys = _tree(model)
     variables = [(keys[i], nodes[i]) for i in sorted(keys)]

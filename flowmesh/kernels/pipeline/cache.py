@@ -18,8 +18,8 @@ from typing import IO, Any
 import numpy as np
 import torch
 
-from flowmesh.checkpoint import filesystem as fs
 from flowmesh.errors import DataLossError
+from flowmesh.formats import filesystem as fs
 from flowmesh.kernels.pipeline.base import DatasetDef, Element
 from flowmesh.kernels.pipeline.context import PipelineContext
 

@@ -11,7 +11,7 @@ import torch
 
 from flowmesh.core import dtypes
 from flowmesh.errors import InvalidArgumentError, OpError
-from flowmesh.kernels.convert import to_numpy, to_torch
+from flowmesh.kernels.contract.convert import to_numpy, to_torch
 from flowmesh.kernels.pipeline.base import DatasetDef, Element, slices_count
 from flowmesh.kernels.pipeline.context import PipelineContext
 

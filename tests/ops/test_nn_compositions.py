@@ -54,7 +54,7 @@ SPECS = [
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=spec_ids(SPECS))
-def test_nn_extra(spec):
+def test_nn_compositions(spec):
     OpHarness(spec).check()
 
 
@@ -63,7 +63,7 @@ ORACLE = [s for s in SPECS if s.oracle]
 
 @pytest.mark.oracle
 @pytest.mark.parametrize("spec", ORACLE, ids=spec_ids(ORACLE))
-def test_nn_extra_matches_tensorflow(spec):
+def test_nn_compositions_match_tensorflow(spec):
     OpHarness(spec).check_tensorflow(require_tensorflow())
 
 

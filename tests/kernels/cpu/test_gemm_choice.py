@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from flowmesh.core import dtypes
-from flowmesh.kernels import gemm_choice, onednn_matmul
+from flowmesh.kernels.cpu import gemm_choice, onednn_matmul
 
 pytestmark = pytest.mark.skipif(not onednn_matmul.available(),
                                 reason="torch built without oneDNN: there is nothing to choose")

@@ -1,4 +1,5 @@
-"""Checkpoint file I/O on local paths and fsspec URLs, with atomic writes.
+"""File I/O on local paths and fsspec URLs, with atomic writes (checkpoints, event files,
+TFRecords, ``gfile``, the file ops).
 
 Local paths (and ``file://`` URLs) use the operating system directly: writes go to a
 temporary file in the destination directory, are flushed and ``fsync``-ed, then renamed

@@ -1,7 +1,7 @@
 """fp32 CPU MatMul through oneDNN (``torch.ops.mkldnn._linear_pointwise``) or MKL's sgemm.
 
 torch's ``mm`` on CPU calls MKL's sgemm; TensorFlow calls oneDNN. Which is faster depends on
-the CPU (``kernels/gemm_choice.py`` has the figures), so each kind of product measures both
+the CPU (``kernels/cpu/gemm_choice.py`` has the figures), so each kind of product measures both
 once and keeps the faster. ``_linear_pointwise(a, w, None, "none", [], "")`` computes
 ``a @ w.T`` on plain strided fp32 tensors, so ``a @ b`` is ``_linear_pointwise(a, b.mT)``
 with no copy; MKL's ``torch.mm(a, b)`` takes the same views. The results differ only in
@@ -29,7 +29,7 @@ import torch
 
 from flowmesh import config
 from flowmesh.core import dtypes
-from flowmesh.kernels import chunk_pool, gemm_choice
+from flowmesh.kernels.cpu import chunk_pool, gemm_choice
 
 MIN_K = 64
 MIN_N_TRANSPOSED_A = 64
@@ -109,7 +109,7 @@ def matmul_fn(transpose_a: bool, transpose_b: bool) -> Callable[[Any, Any], Any]
 
 def _chunked(pool: chunk_pool.ChunkPool, a: Any, w: Any) -> Any:
     """``a @ w.T`` as row chunks of ``a`` computed by the caller and the pool's helpers
-    (``kernels/chunk_pool.py``); a column-major ``a`` (``transpose_a``) is copied chunk
+    (``kernels/cpu/chunk_pool.py``); a column-major ``a`` (``transpose_a``) is copied chunk
     by chunk into rows oneDNN accepts."""
     rows = a.shape[0]
     count = max(1, min(CHUNKS, rows // CHUNK_MIN_ROWS))

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 import flowmesh as tf
-from flowmesh.kernels import chunk_pool, onednn_matmul
-from flowmesh.kernels.chunk_pool import ChunkPool
+from flowmesh.kernels.cpu import chunk_pool, onednn_matmul
+from flowmesh.kernels.cpu.chunk_pool import ChunkPool
 from flowmesh.runtime import thread_tuner
 
 WAIT_S = 30.0  # only a safety net: every wait below is released by an event

@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 
 import flowmesh as tf
-from flowmesh.checkpoint.filesystem import os_error
+from flowmesh.formats.filesystem import os_error
 
 
 def test_read_only_file_system_is_permission_denied_with_a_hint():

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowmesh.core.graph import Operation, Tensor
-from flowmesh.kernels.numerics_check import checked_numerics
-from flowmesh.kernels.registry import KernelContext, get_kernel
+from flowmesh.kernels.contract.numerics_check import checked_numerics
+from flowmesh.kernels.contract.registry import KernelContext, get_kernel
 
 FunctionCompiler = Callable[["KernelCache", Any, Sequence[Tensor], Sequence[Tensor]], Any]
 _compiler: FunctionCompiler | None = None

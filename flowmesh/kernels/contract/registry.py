@@ -13,7 +13,7 @@ attrs and choosing code paths therefore happens once, not per step::
 
 The returned function takes the op's input values and returns the output value (one
 output), a tuple (several outputs) or ``None`` (no outputs). Kernels registered with
-``needs_step=True`` receive the running :class:`~flowmesh.kernels.step.StepContext`
+``needs_step=True`` receive the running :class:`~flowmesh.kernels.contract.step.StepContext`
 as their first argument. Kernels must never modify their inputs in place, except state
 kernels updating a variable's own storage.
 """
@@ -57,7 +57,7 @@ class KernelContext:
         return [t.dtype for t in self.op.outputs]
 
     def torch_dtype(self, dtype: dtypes.DType) -> torch.dtype:
-        from flowmesh.kernels.convert import torch_dtype
+        from flowmesh.kernels.contract.convert import torch_dtype
 
         return torch_dtype(dtype)
 

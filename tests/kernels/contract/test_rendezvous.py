@@ -8,7 +8,7 @@ import time
 import pytest
 
 from flowmesh.errors import CancelledError, DeadlineExceededError, InvalidArgumentError, OpError
-from flowmesh.kernels.rendezvous import Rendezvous
+from flowmesh.kernels.contract.rendezvous import Rendezvous
 from flowmesh.runtime.partition import EdgeKey
 
 KEY = EdgeKey("x:0", "/job:localhost/replica:0/task:0/device:CPU:0",

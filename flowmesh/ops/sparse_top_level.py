@@ -1,4 +1,5 @@
-"""TensorFlow 1.x's top-level ``tf.sparse_*`` spellings of the ``tf.sparse`` functions."""
+"""TensorFlow 1.x's top-level ``tf.sparse_*`` spellings of the ``tf.sparse`` functions, with
+``tf.convert_to_tensor_or_sparse_tensor`` and ``tf.sparse_matmul``."""
 
 from __future__ import annotations
 

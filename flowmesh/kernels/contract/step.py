@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from flowmesh.kernels.rendezvous import Rendezvous
+from flowmesh.kernels.contract.rendezvous import Rendezvous
 
 _step_ids = itertools.count(1)
 
