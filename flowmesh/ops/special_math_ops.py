@@ -87,14 +87,14 @@ def cumulative_logsumexp(x: Any, axis: int = 0, exclusive: bool = False, reverse
         return math_ops.log(total) + peak
 
 
-def arg_max(input: Any, dimension: Any = None, name: str | None = None,  # noqa: A002
-            output_type: Any = dtypes.int64) -> Tensor:
+def arg_max(input: Any, dimension: Any = None, output_type: Any = dtypes.int64,  # noqa: A002
+            name: str | None = None) -> Tensor:
     """TensorFlow 1.x's ``tf.arg_max`` (``dimension`` is the axis)."""
     return reduction_ops.argmax(input, axis=dimension, name=name, output_type=output_type)
 
 
-def arg_min(input: Any, dimension: Any = None, name: str | None = None,  # noqa: A002
-            output_type: Any = dtypes.int64) -> Tensor:
+def arg_min(input: Any, dimension: Any = None, output_type: Any = dtypes.int64,  # noqa: A002
+            name: str | None = None) -> Tensor:
     """TensorFlow 1.x's ``tf.arg_min`` (``dimension`` is the axis)."""
     return reduction_ops.argmin(input, axis=dimension, name=name, output_type=output_type)
 
