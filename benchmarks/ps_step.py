@@ -83,9 +83,10 @@ def agent(system: str, model: str, cluster: dict[str, list[str]], job: str, inde
         import flowmesh as tf  # noqa: I001 - before torch: it sets OpenMP's wait policy torch reads once
         import torch
 
+        config = tf.ConfigProto(intra_op_parallelism_threads=1) if one_thread else None
         if one_thread:
             torch.set_num_threads(1)
-        server = tf.train.Server(cluster, job_name=job, task_index=index)
+        server = tf.train.Server(cluster, job_name=job, task_index=index, config=config)
     if job == "ps":
         print("ready", flush=True)
         sys.stdin.read()

@@ -171,7 +171,8 @@ class Server:
         from flowmesh.distributed.rpc import RpcServer  # grpc is imported when first needed
 
         auth = ClusterAuth.from_config()
-        self.worker = WorkerService(self._job, self._task, self._config.device_count)
+        self.worker = WorkerService(self._job, self._task, self._config.device_count,
+                                    self._config.intra_op_parallelism_threads)
         self.plane = DataPlane(self.task_name, bind, on_tensor=self.worker.on_tensor,
                                on_request=self._on_request, on_peer_lost=self._on_peer_lost,
                                max_bytes=_config.MAX_MESSAGE_MB.get() << 20, listen=False, auth=auth)

@@ -33,6 +33,7 @@ from flowmesh.errors import (
 from flowmesh.kernels.contract.kernel_cache import KernelCache
 from flowmesh.kernels.contract.step import StepContext
 from flowmesh.runtime import host_memory
+from flowmesh.runtime.cpu_policy import CpuPolicy
 from flowmesh.runtime.device import DeviceSet, local_devices
 from flowmesh.runtime.partition import Partition
 
@@ -61,9 +62,12 @@ class WorkerService:
     Args:
         job / task: this task's name in the cluster.
         device_count: ``ConfigProto.device_count`` for the local devices.
+        intra_op_threads: the server's ``ConfigProto.intra_op_parallelism_threads`` (0: the
+            thread tuner chooses per registered graph, as a local session's steps do).
     """
 
-    def __init__(self, job: str, task: int, device_count: dict[str, int] | None = None):
+    def __init__(self, job: str, task: int, device_count: dict[str, int] | None = None,
+                 intra_op_threads: int = 0):
         from flowmesh.distributed.steps import StepTable
 
         self.job = job
@@ -71,6 +75,7 @@ class WorkerService:
         self.task_name = f"/job:{job}/replica:0/task:{task}"
         self.devices = DeviceSet(local_devices(job, task, device_count=device_count))
         self.incarnation = secrets.randbits(62)
+        self.cpu = CpuPolicy(intra_op_threads)
         self.steps = StepTable()
         self.plane: DataPlane | None = None
         self._sessions: dict[str, SessionState] = {}
@@ -130,6 +135,7 @@ class WorkerService:
     def deregister_graph(self, handle: str) -> None:
         with self._lock:
             self._graphs.pop(handle, None)
+        self.cpu.forget(handle)
 
     def close_session(self, session: str) -> None:
         """Drops a master session's graphs (its variables stay in the resource stores)."""
@@ -137,6 +143,7 @@ class WorkerService:
             state = self._sessions.pop(session, None)
             for handle in state.handles if state else ():
                 self._graphs.pop(handle, None)
+                self.cpu.forget(handle)
 
     def reset(self, containers: list[str] | None) -> None:
         """Clears resource containers (all of them when ``containers`` is empty)."""
@@ -177,7 +184,7 @@ class WorkerService:
         step = StepContext(step_id=step_id, rendezvous=rendezvous, timeout=timeout,
                            trace=[] if trace is not None else None)
         try:
-            results = task_graph.run(step, feeds)
+            results = self.cpu.run(handle, lambda: task_graph.run(step, feeds))
         finally:
             self.steps.end(step_id)
         if trace is not None:
@@ -240,6 +247,7 @@ class WorkerService:
 
     def close(self) -> None:
         self.steps.close()
+        self.cpu.close()
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._part_pool.shutdown(wait=False, cancel_futures=True)
 

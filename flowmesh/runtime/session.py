@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from flowmesh import config as _settings
 from flowmesh.core import dtypes
 from flowmesh.core.convert import to_numpy as python_to_numpy
 from flowmesh.core.default_session import get_default_session, session_stack  # noqa: F401 - tf.get_default_session
@@ -26,14 +24,13 @@ from flowmesh.errors import InvalidArgumentError, OpError, filter_traceback
 from flowmesh.kernels.contract.convert import to_numpy
 from flowmesh.kernels.contract.kernel_cache import KernelCache
 from flowmesh.kernels.contract.step import StepContext
-from flowmesh.kernels.cpu import chunk_pool
-from flowmesh.runtime import device_config, host_memory, placer, threading_policy
-from flowmesh.runtime.device import DeviceSet, default_team_size, local_devices
+from flowmesh.runtime import host_memory, placer
+from flowmesh.runtime.cpu_policy import CpuPolicy
+from flowmesh.runtime.device import DeviceSet, local_devices
 from flowmesh.runtime.options import ConfigProto, RunMetadata, RunOptions, get_log_device_placement
 from flowmesh.runtime.partition import partition_graph_def
 from flowmesh.runtime.plan import StepPlan
 from flowmesh.runtime.run_cache import RunCache, fits
-from flowmesh.runtime.thread_tuner import Mode, ThreadTuner
 from flowmesh.runtime.timeline import step_stats_from_trace
 
 
@@ -51,49 +48,9 @@ class LocalBackend:
         self.kernels = KernelCache(session_state=self)
         self._plans: dict[Any, StepPlan] = {}
         self._plans_lock = threading.Lock()
-        self._tuners: dict[StepPlan, ThreadTuner] = {}
-        self._chunks: chunk_pool.ChunkPool | None = None  # dynamic mode, made on first use
-        self._chunks_lock = threading.Lock()
+        self.cpu = CpuPolicy(config.intra_op_parallelism_threads)
         self._logged: set[Operation] = set()
-        self._apply_intra_op_threads()
         host_memory.keep_freed_memory()
-
-    def _apply_intra_op_threads(self, tuned: int | None = None) -> None:
-        """``ConfigProto.intra_op_parallelism_threads`` holds per session, as TensorFlow's
-        per-session pools do: it is (re)applied to the calling thread before every step.
-        Without it, the step's tuned count (``runtime/thread_tuner.py``) is applied."""
-        threads = self._fixed_intra_op_threads() or tuned
-        if threads:
-            import torch  # runtime code outside device modules stays torch-free at import
-
-            if torch.get_num_threads() != threads:
-                torch.set_num_threads(threads)
-
-    def _fixed_intra_op_threads(self) -> int:
-        """The session's ``intra_op_parallelism_threads``, else the process default
-        (``tf.config.threading``'s, else ``FLOWMESH_INTRA_OP_THREADS``; 0: none of them, the
-        thread tuner decides)."""
-        return (self.config.intra_op_parallelism_threads or device_config.intra_op_threads()
-                or max(0, _settings.INTRA_OP_THREADS.get()))
-
-    def _tuner_for(self, plan: StepPlan) -> ThreadTuner | None:
-        if self._fixed_intra_op_threads() or not _settings.ADAPTIVE_THREADS.get():
-            return None
-        tuner = self._tuners.get(plan)
-        if tuner is None:
-            chunked = _settings.CHUNK_HELPERS.get() > 0
-            tuner = self._tuners.setdefault(plan, ThreadTuner(
-                default_team_size(), chunked, load=threading_policy.load_per_cpu,
-                max_load=_settings.TUNER_MAX_LOAD.get()))
-        return tuner
-
-    def _chunk_pool(self) -> chunk_pool.ChunkPool:
-        """The session's helper threads for dynamic-mode steps (started on first use)."""
-        with self._chunks_lock:
-            if self._chunks is None:
-                self._chunks = chunk_pool.ChunkPool(max(1, _settings.CHUNK_HELPERS.get()),
-                                                    on_start=_one_intra_op_thread)
-            return self._chunks
 
     def plan_for(self, fetches: Sequence[Tensor], feeds: Sequence[Tensor],
                  targets: Sequence[Operation]) -> StepPlan:
@@ -120,43 +77,13 @@ class LocalBackend:
         plan = self.plan_for(fetches, feeds, targets)
         if step.partition_graphs is not None:  # RunOptions(output_partition_graphs=True)
             step.partition_graphs.extend(partition_graph_def(p) for p in plan.partitions)
-        tuner = self._tuner_for(plan)
-        if tuner is None:
-            self._apply_intra_op_threads()
-            return plan.run(feed_values, step)
-        mode = tuner.mode()
-        self._apply_intra_op_threads(mode.threads)
-        start = time.perf_counter()
-        values = self._run_in(mode, plan, feed_values, step)
-        tuner.record(mode, time.perf_counter() - start)
-        return values
-
-    def _run_in(self, mode: Mode, plan: StepPlan, feed_values: Sequence[Any],
-                step: StepContext) -> list[Any]:
-        if not mode.chunked:
-            return plan.run(feed_values, step)
-        chunk_pool.set_active(self._chunk_pool())
-        try:
-            return plan.run(feed_values, step)
-        finally:
-            chunk_pool.set_active(None)
+        return self.cpu.run(plan, lambda: plan.run(feed_values, step))
 
     def close(self) -> None:
         for device in self.devices:
             device.resources.clear()
         self._plans.clear()
-        self._tuners.clear()
-        with self._chunks_lock:
-            pool, self._chunks = self._chunks, None
-        if pool is not None:
-            pool.close()
-
-
-def _one_intra_op_thread() -> None:
-    """A chunk-pool helper computes its chunks on one intra-op thread."""
-    import torch  # runtime code outside device modules stays torch-free at import
-
-    torch.set_num_threads(1)
+        self.cpu.close()
 
 
 # --- session targets ---------------------------------------------------------------------------

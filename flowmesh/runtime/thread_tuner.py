@@ -25,7 +25,8 @@ favour one thread, which then gets a smaller share of the cores than the team (t
 scheduler shares the cores per thread). The measurements behind each rule are in
 ``benchmarks/RESULTS.md`` (issue 13: "The thread tuner", "sched13").
 
-Only sessions that leave ``intra_op_parallelism_threads`` at 0 are tuned, and
+Only sessions (and servers, for a task's steps) that leave ``intra_op_parallelism_threads``
+at 0 are tuned (``runtime/cpu_policy.py``), and
 ``FLOWMESH_ADAPTIVE_THREADS=0`` turns the tuning off.
 """
 

@@ -123,11 +123,11 @@ def _session_steps(config: tf.ConfigProto | None) -> tf.Session:
 
 def test_sessions_tune_unless_threads_are_set(monkeypatch) -> None:
     tuned = _session_steps(None)
-    tuners = list(tuned._backend._tuners.values())
+    tuners = list(tuned._backend.cpu._tuners.values())
     assert len(tuners) == 1 and tuners[0].choice in tuners[0].candidates
-    assert not _session_steps(tf.ConfigProto(intra_op_parallelism_threads=1))._backend._tuners
+    assert not _session_steps(tf.ConfigProto(intra_op_parallelism_threads=1))._backend.cpu._tuners
     monkeypatch.setenv("FLOWMESH_ADAPTIVE_THREADS", "0")
-    assert not _session_steps(None)._backend._tuners
+    assert not _session_steps(None)._backend.cpu._tuners
 
 
 def test_the_process_default_thread_count_fixes_sessions_without_their_own(monkeypatch) -> None:
@@ -138,7 +138,7 @@ def test_the_process_default_thread_count_fixes_sessions_without_their_own(monke
     try:
         with tf.Graph().as_default():
             sess = _session_steps(None)
-            assert not sess._backend._tuners and torch.get_num_threads() == 1
+            assert not sess._backend.cpu._tuners and torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
 
@@ -183,3 +183,31 @@ def test_probe_blocks_last_long_enough_for_the_machine_to_settle(monkeypatch) ->
     assert tuner.choice == Mode(1)
     first_block = modes[thread_tuner.WARMUP_STEPS:].index(Mode(1))
     assert first_block * 0.9e-3 >= 0.04  # the team's block ran for BLOCK_S, not PROBE_STEPS
+
+
+def _server_tuners(config: tf.ConfigProto | None) -> list[ThreadTuner]:
+    """The tuners of an in-process server's worker after steps of a ``grpc://`` session
+    (taken before the session closes, which forgets its graphs' tuners)."""
+    server = tf.train.Server.create_local_server(config=config)
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [64, 64])
+        y = tf.reduce_sum(tf.matmul(x, tf.ones([64, 64])))
+        with tf.Session(server.target) as sess:
+            for _ in range(thread_tuner.WARMUP_STEPS + 2 * PROBE + 2):
+                assert sess.run(y, {x: np.ones((64, 64), np.float32)}) == pytest.approx(64.0 ** 3)
+            tuners = list(server.worker.cpu._tuners.values())
+    assert not server.worker.cpu._tuners  # closing the session forgot them
+    return tuners
+
+
+def test_a_task_tunes_its_steps_unless_its_server_sets_threads() -> None:
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        tuners = _server_tuners(None)
+        assert len(tuners) == 1 and tuners[0].choice in tuners[0].candidates
+        assert not _server_tuners(tf.ConfigProto(intra_op_parallelism_threads=1))
+        assert torch.get_num_threads() == 1  # the server's count, applied to the step's thread
+    finally:
+        torch.set_num_threads(before)

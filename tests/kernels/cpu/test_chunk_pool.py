@@ -148,7 +148,7 @@ def test_a_session_in_the_dynamic_mode_trains_like_the_sequential_program(monkey
     again, sess2 = _mlp_step(None, 6)
     np.testing.assert_allclose(losses, expected, rtol=1e-5)
     assert losses == again  # deterministic whichever thread computed each chunk
-    pool = sess._backend._chunks
+    pool = sess._backend.cpu._chunks
     assert pool is not None and pool.threads
     sess.close()
     sess2.close()
