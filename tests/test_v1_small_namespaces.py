@@ -153,3 +153,39 @@ def test_mean_pairwise_squared_error_equals_tensorflow(weights):
         loss = tf.losses.mean_pairwise_squared_error(labels, predictions, weights)
         assert tf.losses.get_losses() == [loss]
         np.testing.assert_allclose(sess.run(loss), expected, rtol=1e-6)
+
+
+def _tables(t, vocab):
+    lookup = t.lookup
+    by_tensors = lookup.StaticHashTable(lookup.KeyValueTensorInitializer(["a", "b"], [3, 7], value_dtype=t.int64), -1)
+    by_file = lookup.StaticHashTable(lookup.TextFileInitializer(
+        vocab, t.string, lookup.TextFileIndex.WHOLE_LINE, t.int64, lookup.TextFileIndex.LINE_NUMBER), -5)
+    words = lookup.StaticVocabularyTable(lookup.TextFileInitializer(vocab, t.string, -2, t.int64, -1), 4)
+    numbers = lookup.StaticVocabularyTable(lookup.KeyValueTensorInitializer(
+        t.constant([10, 20], t.int64), t.constant([0, 1], t.int64)), 3)
+    return [by_tensors.lookup(t.constant([["a", "zz"], ["b", "a"]])), by_tensors.size(),
+            by_file.lookup(t.constant(["cherry", "kiwi", "apple"])),
+            words.lookup(t.constant(["banana", "kiwi", "mango", "x"])), words.size(),
+            numbers.lookup(t.constant([20, 5, 10, 99], t.int64))]
+
+
+@pytest.mark.oracle
+def test_lookup_tables_equal_tensorflow(tmp_path):
+    t = load_tensorflow()
+    if t is None:
+        pytest.skip("TensorFlow is needed as the oracle")
+    vocab = str(tmp_path / "vocab.txt")
+    with open(vocab, "w") as f:
+        f.write("apple\nbanana\ncherry\n")
+    with t.Graph().as_default(), t.Session() as sess:
+        tables = _tables(t, vocab)
+        sess.run(t.tables_initializer())
+        expected = sess.run(tables)
+    with tf.Graph().as_default(), tf.Session() as sess:
+        tables = _tables(tf, vocab)
+        sess.run(tf.tables_initializer())
+        got = sess.run(tables)
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="int64"):
+        tf.lookup.TextFileInitializer(vocab, tf.string, -2, tf.string, -1)
