@@ -189,3 +189,35 @@ def test_lookup_tables_equal_tensorflow(tmp_path):
         np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match="int64"):
         tf.lookup.TextFileInitializer(vocab, tf.string, -2, tf.string, -1)
+
+
+def _loss_scaled_steps(t):
+    x = t.Variable([1.0, 2.0], name="x")
+    factor = t.placeholder(t.float32, [])
+    scale = t.mixed_precision.DynamicLossScale(initial_loss_scale=8.0, increment_period=2)
+    opt = t.mixed_precision.MixedPrecisionLossScaleOptimizer(t.train.GradientDescentOptimizer(0.1), scale)
+    step = opt.minimize(t.reduce_sum(x * x) * factor)
+    with t.Session() as sess:
+        sess.run(t.global_variables_initializer())
+        out = []
+        for value in [1.0, np.inf, 1.0, 1.0, 1.0]:  # a non-finite step is skipped and halves the scale
+            sess.run(step, {factor: value})
+            out.append((sess.run(x).tolist(), float(sess.run(scale()))))
+    return out, sorted(v.name for v in t.global_variables())
+
+
+@pytest.mark.oracle
+def test_dynamic_loss_scaling_equals_tensorflow():
+    t = load_tensorflow()
+    if t is None:
+        pytest.skip("TensorFlow is needed as the oracle")
+    with t.Graph().as_default():
+        expected = _loss_scaled_steps(t)
+    with tf.Graph().as_default():
+        assert _loss_scaled_steps(tf) == expected
+    assert tf.train.experimental.FixedLossScale is tf.mixed_precision.experimental.FixedLossScale
+    with tf.Graph().as_default(), tf.Session() as sess:
+        opt = tf.mixed_precision.enable_mixed_precision_graph_rewrite(tf.train.AdamOptimizer(), loss_scale=128)
+        assert sess.run(opt._loss_scale()) == 128.0
+    with pytest.raises(ValueError, match="at least 1"):
+        tf.mixed_precision.FixedLossScale(0.5)
