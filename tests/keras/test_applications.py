@@ -22,6 +22,8 @@ CASES = [
     pytest.param("ResNet50V2", {"input_shape": (32, 32, 3), "include_top": False}, marks=pytest.mark.slow),
     pytest.param("RegNetY002", {"input_shape": (32, 32, 3), "include_top": False}, marks=pytest.mark.slow),
     pytest.param("MobileNet", {"input_shape": (32, 32, 3), "classes": 4, "alpha": 0.25}, marks=pytest.mark.slow),
+    pytest.param("EfficientNetB0", {"input_shape": (32, 32, 3), "include_top": False, "pooling": "avg"},
+                 marks=pytest.mark.slow),
     # DenseNet121's 429 layers take tf-keras minutes: the same builder with fewer blocks
     pytest.param("densenet.DenseNet", {"blocks": [2, 3, 2, 2], "input_shape": (32, 32, 3), "classes": 3},
                  marks=pytest.mark.slow),
@@ -76,7 +78,8 @@ def test_application_equals_tf_keras(name, kwargs, tmp_path):
 
 @pytest.mark.parametrize(("name", "params"), [("ResNet152", 58370944), ("ResNet101V2", 42626560),
                                               ("DenseNet201", 18321984), ("VGG19", 20024384),
-                                              ("RegNetX320", 105452576), ("MobileNet", 3228864)])
+                                              ("RegNetX320", 105452576), ("MobileNet", 3228864),
+                                              ("EfficientNetB7", 64097687)])
 def test_deep_models_build_with_keras_parameter_counts(name, params):
     # tf-keras's counts without the top (its documentation's table less the classifier)
     with tf.Graph().as_default():

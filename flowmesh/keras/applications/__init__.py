@@ -4,6 +4,7 @@ weight file, or ``"imagenet"`` read from the Keras cache."""
 
 from flowmesh.keras.applications import (
     densenet,
+    efficientnet,
     imagenet_utils,
     mobilenet,
     mobilenet_v2,
@@ -15,6 +16,16 @@ from flowmesh.keras.applications import (
     vgg19,
 )
 from flowmesh.keras.applications.densenet import DenseNet121, DenseNet169, DenseNet201
+from flowmesh.keras.applications.efficientnet import (
+    EfficientNetB0,
+    EfficientNetB1,
+    EfficientNetB2,
+    EfficientNetB3,
+    EfficientNetB4,
+    EfficientNetB5,
+    EfficientNetB6,
+    EfficientNetB7,
+)
 from flowmesh.keras.applications.mobilenet import MobileNet, MobileNetV2
 from flowmesh.keras.applications.regnet import (
     RegNetX002,
