@@ -24,6 +24,9 @@ CASES = [
     pytest.param("MobileNet", {"input_shape": (32, 32, 3), "classes": 4, "alpha": 0.25}, marks=pytest.mark.slow),
     pytest.param("EfficientNetB0", {"input_shape": (32, 32, 3), "include_top": False, "pooling": "avg"},
                  marks=pytest.mark.slow),
+    pytest.param("Xception", {"input_shape": (71, 71, 3), "include_top": False, "pooling": "avg"},
+                 marks=pytest.mark.slow),
+    pytest.param("InceptionV3", {"input_shape": (75, 75, 3), "classes": 3}, marks=pytest.mark.slow),
     # DenseNet121's 429 layers take tf-keras minutes: the same builder with fewer blocks
     pytest.param("densenet.DenseNet", {"blocks": [2, 3, 2, 2], "input_shape": (32, 32, 3), "classes": 3},
                  marks=pytest.mark.slow),

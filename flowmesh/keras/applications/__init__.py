@@ -6,6 +6,7 @@ from flowmesh.keras.applications import (
     densenet,
     efficientnet,
     imagenet_utils,
+    inception_v3,
     mobilenet,
     mobilenet_v2,
     regnet,
@@ -14,6 +15,7 @@ from flowmesh.keras.applications import (
     resnet_v2,
     vgg16,
     vgg19,
+    xception,
 )
 from flowmesh.keras.applications.densenet import DenseNet121, DenseNet169, DenseNet201
 from flowmesh.keras.applications.efficientnet import (
@@ -26,6 +28,7 @@ from flowmesh.keras.applications.efficientnet import (
     EfficientNetB6,
     EfficientNetB7,
 )
+from flowmesh.keras.applications.inception_v3 import InceptionV3
 from flowmesh.keras.applications.mobilenet import MobileNet, MobileNetV2
 from flowmesh.keras.applications.regnet import (
     RegNetX002,
@@ -62,3 +65,4 @@ from flowmesh.keras.applications.resnet import (
     ResNet152V2,
 )
 from flowmesh.keras.applications.vgg import VGG16, VGG19
+from flowmesh.keras.applications.xception import Xception
