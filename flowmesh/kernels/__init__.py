@@ -42,6 +42,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     image_decode_ops,
     image_resize,
     image_sample_ops,
+    image_transform_ops,
     incomplete_special_ops,
     io_ops,
     iterator_ops,

@@ -69,3 +69,57 @@ def test_the_learning_phase_decides_in_a_model():
             L.RandomFlip("diagonal")
         with pytest.raises(ValueError, match="range"):
             L.RandomBrightness(1.5)
+
+
+# A bound pair with lower == upper makes the warp deterministic: the same in both.
+WARPS = {
+    "rotation_quarter": lambda layers: layers.RandomRotation((0.25, 0.25)),
+    "rotation_wrap_nearest": lambda layers: layers.RandomRotation((0.1, 0.1), fill_mode="wrap", interpolation="nearest"),
+    "translation_constant": lambda layers: layers.RandomTranslation((0.2, 0.2), (-0.3, -0.3), fill_mode="constant",
+                                                                   fill_value=7.0),
+    "zoom_in": lambda layers: layers.RandomZoom((-0.4, -0.4)),
+    "zoom_xy_nearest_fill": lambda layers: layers.RandomZoom((0.5, 0.5), (0.2, 0.2), fill_mode="nearest"),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", sorted(WARPS))
+def test_warps_equal_tf_keras(name):
+    compare_config(WARPS[name], (8, 10, 3))
+    tf1, tf_keras = require_tf_keras()
+    with tf1.Graph().as_default(), tf1.Session() as sess:
+        expected = sess.run(WARPS[name](tf_keras.layers)(tf1.constant(IMAGES), training=True))
+    with tf.Graph().as_default(), tf.Session() as sess:
+        layer = WARPS[name](L)
+        got, same = sess.run([layer(tf.constant(IMAGES), training=True), layer(tf.constant(IMAGES), training=False)])
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-3)
+    np.testing.assert_array_equal(same, IMAGES)
+
+
+def test_random_rotation_varies_per_image():
+    with tf.Graph().as_default(), tf.Session() as sess:
+        out = sess.run(L.RandomRotation(0.5, seed=1)(tf.constant(np.repeat(IMAGES[:1], 4, 0)), training=True))
+    assert out.shape == IMAGES.shape and len({out[i].tobytes() for i in range(4)}) == 4
+    with pytest.raises(NotImplementedError, match="fill_mode"):
+        L.RandomZoom(0.1, fill_mode="mirror")
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("interpolation", ["BILINEAR", "NEAREST"])
+@pytest.mark.parametrize("fill_mode", ["REFLECT", "WRAP", "CONSTANT", "NEAREST"])
+def test_projective_transform_op_equals_tensorflow(interpolation, fill_mode):
+    from flowmesh.ops.image_transform_ops import image_projective_transform_v3
+
+    tf1, _ = require_tf_keras()
+    images = np.random.default_rng(1).uniform(0, 1, (2, 5, 7, 2)).astype(np.float32)
+    c, s = np.cos(0.7), np.sin(0.7)
+    transforms = np.array([[c, -s, 2.0, s, c, -1.5, 0.0, 0.0], [1.3, 0.2, -4.0, -0.1, 0.8, 3.0, 0.01, -0.02]],
+                          np.float32)
+    for shape in [(5, 7), (6, 4)]:
+        with tf1.Graph().as_default(), tf1.Session() as sess:
+            expected = sess.run(tf1.raw_ops.ImageProjectiveTransformV3(
+                images=images, transforms=transforms, output_shape=shape, fill_value=0.5,
+                interpolation=interpolation, fill_mode=fill_mode))
+        with tf.Graph().as_default(), tf.Session() as sess:
+            got = sess.run(image_projective_transform_v3(images, transforms, shape, 0.5, interpolation, fill_mode))
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)

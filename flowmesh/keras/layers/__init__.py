@@ -87,6 +87,7 @@ from flowmesh.keras.layers.random_image import (
     RandomHeight,
     RandomWidth,
 )
+from flowmesh.keras.layers.random_warp import RandomRotation, RandomTranslation, RandomZoom
 from flowmesh.keras.layers.recurrent import GRU, LSTM, RNN, Bidirectional, SimpleRNN
 from flowmesh.keras.layers.recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell
 from flowmesh.keras.layers.recurrent_stacked import AbstractRNNCell, StackedRNNCells
