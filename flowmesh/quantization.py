@@ -10,4 +10,5 @@ from flowmesh.ops.fake_quant_ops import (
     fake_quant_with_min_max_vars_per_channel,
     fake_quant_with_min_max_vars_per_channel_gradient,
 )
+from flowmesh.ops.quantize_dequantize_ops import quantize_and_dequantize, quantize_and_dequantize_v2
 from flowmesh.ops.quantize_ops import dequantize, quantize, quantized_concat

@@ -221,3 +221,24 @@ def test_dynamic_loss_scaling_equals_tensorflow():
         assert sess.run(opt._loss_scale()) == 128.0
     with pytest.raises(ValueError, match="at least 1"):
         tf.mixed_precision.FixedLossScale(0.5)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("fn", ["quantize_and_dequantize", "quantize_and_dequantize_v2"])
+@pytest.mark.parametrize("kwargs", [{}, {"range_given": True}, {"signed_input": False, "num_bits": 4},
+                                    {"narrow_range": True, "range_given": True}, {"round_mode": "HALF_UP"},
+                                    {"num_bits": 3}])
+def test_quantize_and_dequantize_equals_tensorflow(fn, kwargs):
+    t = load_tensorflow()
+    if t is None:
+        pytest.skip("TensorFlow is needed as the oracle")
+    x = np.array([[-1.3, 0.2, 0.77, 2.5], [0.05, -0.4, 3.1, -2.2]], np.float32)
+    weights = np.arange(8, dtype=np.float32).reshape(2, 4)
+    results = []
+    for lib in (t, tf):
+        with lib.Graph().as_default(), lib.Session() as sess:
+            xt = lib.constant(x)
+            y = getattr(lib.quantization, fn)(xt, -1.0, 2.0, **kwargs)
+            results.append(sess.run([y, lib.gradients(y * weights, xt)[0]]))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-6)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-6)

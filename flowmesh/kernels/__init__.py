@@ -67,6 +67,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     patches_ops,
     print_ops,
     proto_codec_ops,
+    quantize_dequantize_ops,
     quantize_ops,
     quantized_nn_ops,
     queue_kinds,
