@@ -9,6 +9,8 @@ TensorFlow's graph-construction errors (``except ValueError``) keeps working.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -213,3 +215,21 @@ def filter_traceback(tb: Any) -> Any:
     for frame, lasti, lineno in reversed(frames):
         filtered = types.TracebackType(filtered, frame, lasti, lineno)
     return filtered
+
+
+class _Status:
+    """The status object of :func:`raise_exception_on_not_ok_status` (``code`` 0 is OK)."""
+
+    def __init__(self) -> None:
+        self.code = 0
+        self.message = ""
+
+
+@contextlib.contextmanager
+def raise_exception_on_not_ok_status() -> Iterator[_Status]:
+    """A status for a C API call (TensorFlow 1.x's SWIG wrappers set it); on exit, a status
+    whose ``code`` is not OK (0) raises the matching :class:`OpError` with its ``message``."""
+    status = _Status()
+    yield status
+    if status.code:
+        raise exception_type_from_error_code(status.code)(None, None, status.message)

@@ -1,6 +1,6 @@
 """``tf.io``: record files, Example parsing and raw decoding (the names flowmesh has)."""
 
-from flowmesh import gfile
+from flowmesh import io_gfile as gfile
 from flowmesh.data.tfrecord import (
     TFRecordCompressionType,
     TFRecordOptions,

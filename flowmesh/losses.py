@@ -13,6 +13,7 @@ from flowmesh.ops.losses import (
     hinge_loss,
     huber_loss,
     log_loss,
+    mean_pairwise_squared_error,
     mean_squared_error,
     sigmoid_cross_entropy,
     softmax_cross_entropy,
@@ -22,6 +23,6 @@ from flowmesh.ops.losses import (
 __all__ = [
     "Reduction", "absolute_difference", "add_loss", "compute_weighted_loss", "cosine_distance",
     "get_losses", "get_regularization_loss", "get_regularization_losses", "get_total_loss",
-    "hinge_loss", "huber_loss", "log_loss", "mean_squared_error", "sigmoid_cross_entropy",
+    "hinge_loss", "huber_loss", "log_loss", "mean_pairwise_squared_error", "mean_squared_error", "sigmoid_cross_entropy",
     "softmax_cross_entropy", "sparse_softmax_cross_entropy",
 ]

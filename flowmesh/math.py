@@ -117,6 +117,7 @@ from flowmesh.ops.segment_ops import (
 )
 
 __all__ = sorted(name for name in dir() if not name.startswith("_"))
+from flowmesh import math_special as special  # noqa: E402 - tf.math.special
 from flowmesh.ops.bessel_ops import bessel_i0, bessel_i0e, bessel_i1, bessel_i1e
 from flowmesh.ops.check_ops import is_non_decreasing, is_strictly_increasing
 from flowmesh.ops.complex_ops import angle, conj, imag, real

@@ -91,3 +91,20 @@ def _calls_before() -> int:
     count = _counts.get(site, 0)
     _counts[site] = count + 1
     return count
+
+
+def log_if(level: int, msg: Any, condition: bool, *args: Any) -> None:
+    """Logs ``msg % args`` at ``level`` when ``condition`` holds."""
+    if condition:
+        log(level, msg, *args)
+
+
+def flush() -> None:
+    """Flushes the handlers of TensorFlow's logger."""
+    for handler in get_logger().handlers:
+        handler.flush()
+
+
+def TaskLevelStatusMessage(msg: Any) -> None:  # noqa: N802 - TensorFlow's name
+    """Logs a task-level status message (at ``ERROR``, as TensorFlow does)."""
+    error(msg)

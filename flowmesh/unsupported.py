@@ -27,18 +27,41 @@ V1_CONTROL_FLOW = ("TensorFlow 1.x's low-level dataflow control-flow primitives 
 
 JPEG_XL = ("JPEG XL decoding needs libjxl, which neither flowmesh nor Pillow (its image codec) bundles; "
            "convert the images to PNG or WebP")
+MLIR = ("TensorFlow's MLIR converters take TensorFlow's C++ graph and SavedModel representations, which "
+        "flowmesh does not have (its graphs are Python objects that export GraphDef protos)")
+AUTOGRAPH = ("AutoGraph's source-to-source conversion of Python control flow into graph ops is not implemented "
+             "(flowmesh runs TensorFlow 1.x graph mode); write tf.cond / tf.while_loop")
 LMDB = ("LMDB databases need the `lmdb` library, which flowmesh does not depend on; convert them to "
         "TFRecord files (tf.TFRecordReader, tf.data.TFRecordDataset)")
 
 
+class _StandIn:
+    """A stand-in for an unsupported name: calling it, or any public attribute of it
+    (``tf.lite.TFLiteConverter.from_saved_model``), raises ``UnimplementedError``."""
+
+    def __init__(self, name: str, reason: str):
+        self.__name__ = name.rsplit(".", 1)[-1]
+        self.__qualname__ = name
+        self.__doc__ = f"Not supported by flowmesh: {reason}."
+        self._flowmesh_unsupported = reason
+        self._name = name
+
+    def _raise(self, what: str) -> NoReturn:
+        raise UnimplementedError(None, None, f"tf.{what} is not supported by flowmesh: {self._flowmesh_unsupported}.")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
+        self._raise(self._name)
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        self._raise(f"{self._name}.{attr}")
+
+    def __repr__(self) -> str:
+        return f"<unsupported tf.{self._name}>"
+
+
 def unsupported(name: str, reason: str) -> Any:
-    """A callable named ``name`` that raises ``UnimplementedError`` with ``reason``."""
-
-    def stand_in(*args: Any, **kwargs: Any) -> NoReturn:
-        raise UnimplementedError(None, None, f"tf.{name} is not supported by flowmesh: {reason}.")
-
-    stand_in.__name__ = name.rsplit(".", 1)[-1]
-    stand_in.__qualname__ = name
-    stand_in.__doc__ = f"Not supported by flowmesh: {reason}."
-    stand_in._flowmesh_unsupported = reason  # type: ignore[attr-defined]
-    return stand_in
+    """A stand-in named ``name`` that raises ``UnimplementedError`` with ``reason`` when
+    called, or when any of its public attributes is read."""
+    return _StandIn(name, reason)

@@ -21,6 +21,7 @@ The pipeline itself runs in the kernels (``flowmesh/kernels/pipeline/``).
 from flowmesh.core.type_spec import SparseTensorSpec, TensorSpec
 from flowmesh.data import experimental
 from flowmesh.data.dataset import AUTOTUNE, Dataset, DatasetV1, DatasetV2
+from flowmesh.data.experimental import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 from flowmesh.data.iterator import (
     Iterator,
     get_output_classes,
@@ -33,6 +34,6 @@ from flowmesh.data.options import Options
 from flowmesh.data.readers import FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
 from flowmesh.data.structure import DatasetSpec
 
-__all__ = ["AUTOTUNE", "Dataset", "DatasetSpec", "DatasetV1", "DatasetV2", "FixedLengthRecordDataset",
+__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "DatasetSpec", "DatasetV1", "DatasetV2", "FixedLengthRecordDataset",
            "Iterator", "Options", "TFRecordDataset", "SparseTensorSpec", "TensorSpec", "TextLineDataset", "experimental", "get_output_classes", "get_output_shapes",
            "get_output_types", "make_initializable_iterator", "make_one_shot_iterator"]

@@ -15,7 +15,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import GraphKeys, Tensor, add_to_collection, get_collection, name_scope
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.ops import array_ops, cast_ops, math_ops, select_ops
+from flowmesh.ops import array_ops, cast_ops, math_ops, range_ops, select_ops
 from flowmesh.ops.constant_op import constant
 from flowmesh.ops.nn_ops import (
     relu,
@@ -330,3 +330,39 @@ __all__ = [
     "hinge_loss", "huber_loss", "log_loss", "mean_squared_error", "sigmoid_cross_entropy",
     "softmax_cross_entropy", "sparse_softmax_cross_entropy",
 ]
+
+
+def mean_pairwise_squared_error(labels: Any, predictions: Any, weights: Any = 1.0, scope: str | None = None,
+                                loss_collection: str | None = GraphKeys.LOSSES) -> Tensor:
+    """The mean over pairs of elements of each sample of the squared difference between
+    the prediction pair's and the label pair's differences, weighted per sample and summed
+    over the batch (TensorFlow's formula: ``2 sum(d^2)/(n-1) - 2 (sum d)^2/(n(n-1))`` with
+    ``d = predictions - labels`` and ``n`` the present elements).
+
+    Args:
+        weights: a scalar or ``[batch]``-leading tensor broadcastable to the samples.
+
+    Raises:
+        ValueError: labels/predictions None or incompatible shapes.
+    """
+    _require(labels=labels, predictions=predictions)
+    with name_scope(scope, "mean_pairwise_squared_error"):
+        lb, p = _float_pair(labels, predictions)
+        weights = math_ops.cast(convert_to_tensor(weights), dtypes.float32)
+        diffs = math_ops.subtract(p, lb)
+        axis = range_ops.range(1, array_ops.rank(diffs))
+        present = select_ops.where(math_ops.equal(weights, 0.0), array_ops.zeros_like(weights),
+                                 array_ops.ones_like(weights)) * array_ops.ones_like(diffs)
+        num_present = reduce_sum(present, axis=range_ops.range(1, array_ops.rank(present)), keepdims=True)
+        sum_squares = reduce_sum(math_ops.square(diffs), axis=axis, keepdims=True)
+        term1 = 2.0 * math_ops.div_no_nan(sum_squares, math_ops.maximum(num_present - 1, 0), name="value")
+        sum_diff = reduce_sum(diffs, axis=axis, keepdims=True)
+        term2 = 2.0 * math_ops.div_no_nan(math_ops.square(sum_diff),
+                                          math_ops.maximum(num_present * (num_present - 1), 0), name="value")
+        loss = reduce_sum(math_ops.multiply(term1 - term2, weights))
+        from flowmesh.ops.select_ops import where
+
+        mean_loss = where(reduce_sum(num_present) > 0, loss, array_ops.zeros_like(loss), name="value")
+        if loss_collection is not None:
+            add_loss(mean_loss, loss_collection)
+        return mean_loss

@@ -72,9 +72,18 @@ def _seed_attrs(seed: int | None) -> dict[str, int]:
 
 
 def _shape_tensor(shape: Any) -> Tensor:
+    """A shape argument as a tensor: a tensor, ints, or ints and scalar tensors mixed
+    (``(tf.shape(x)[0], 2)``, packed as TensorFlow packs such lists)."""
     if isinstance(shape, Tensor):
         return shape
-    return convert_to_tensor([int(d) for d in shape], dtype=dtypes.int32, name="shape")
+    dims = list(shape)
+    if any(isinstance(d, Tensor) for d in dims):
+        from flowmesh.ops.array_ops import stack
+        from flowmesh.ops.cast_ops import cast
+
+        return stack([cast(d, dtypes.int32) if isinstance(d, Tensor) else
+                      convert_to_tensor(int(d), dtype=dtypes.int32) for d in dims], name="shape")
+    return convert_to_tensor([int(d) for d in dims], dtype=dtypes.int32, name="shape")
 
 
 def _scaled(op_type: str, shape: Any, a: Any, b: Any, dtype: Any, seed: Any, name: str,

@@ -201,8 +201,9 @@ def compare_config(make: Callable[[Any], Any], input_shape: Any, ignore: tuple[s
                    ) -> dict[str, Any]:
     """Builds ``make(layers)`` in tf-keras and in flowmesh on inputs of ``input_shape`` (one
     shape, or a list for several inputs) and asserts equal ``get_config()`` (as JSON, floats
-    as float32; keys in ``ignore`` skipped: by default ``groups``, grouped convolutions being
-    outside flowmesh) and that flowmesh's ``from_config`` gives the same config back.
+    as float32; keys in ``ignore`` skipped: by default ``groups``, which the two write for
+    different sets of convolution classes) and that flowmesh's ``from_config`` gives the same
+    config back.
 
     Returns:
         flowmesh's config.

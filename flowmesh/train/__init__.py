@@ -243,3 +243,4 @@ __all__ = [
 ]
 
 piecewise_constant_decay = piecewise_constant
+from flowmesh.train import experimental as experimental  # noqa: E402 - tf.train.experimental (loss scaling)

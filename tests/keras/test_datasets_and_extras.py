@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import flowmesh as tf
+from flowmesh.testing.keras_oracle import require_tf_keras
 
 K = tf.keras
 RNG = np.random.default_rng(10)
@@ -141,3 +142,9 @@ def test_base_logger_and_remote_monitor():
         thread.join()
     assert [json.loads(r)["epoch"] for r in received] == [0, 1]
     assert abs(json.loads(received[1])["loss"] - history.history["loss"][1]) < 1e-6
+
+
+@pytest.mark.oracle
+def test_reuters_label_names_are_tf_keras():
+    _, tf_keras = require_tf_keras()
+    assert K.datasets.reuters.get_label_names() == tf_keras.datasets.reuters.get_label_names()

@@ -211,16 +211,16 @@ def test_custom_layers_need_custom_objects(tmp_path):
 
 
 def test_unsupported_config_names_the_layer(tmp_path):
-    path = str(tmp_path / "grouped.h5")
+    path = str(tmp_path / "lora.h5")
     with tf.Graph().as_default():
         K.Sequential([K.layers.Conv2D(2, 3, input_shape=(5, 5, 2))]).save(path)
     import json
 
     with h5py.File(path, "r+") as f:
         config = json.loads(f.attrs["model_config"])
-        config["config"]["layers"][1]["config"]["groups"] = 2  # a grouped convolution
+        config["config"]["layers"][1]["config"]["lora_rank"] = 4  # Keras 3's low-rank adaptation
         f.attrs["model_config"] = json.dumps(config)
-    with tf.Graph().as_default(), pytest.raises(ValueError, match=r"layer 'conv2d' \(Conv2D\).*groups"):
+    with tf.Graph().as_default(), pytest.raises(ValueError, match=r"layer 'conv2d' \(Conv2D\).*lora_rank"):
         K.models.load_model(path)
 
 

@@ -9,7 +9,7 @@ from flowmesh.testing import api_coverage
 
 # Raised as names land; a drop below one means a public name disappeared.
 FLOOR = 0.98
-FLOORS = {"keras": 0.85, "v1-all": 0.71}
+FLOORS = {"keras": 0.93, "v1-all": 0.84}
 
 
 def test_api_coverage_summary_is_printed(capsys):
@@ -42,6 +42,8 @@ def test_unsupported_names_raise_naming_the_reason():
     stand_in = unsupported("tpu.rewrite", TPU)
     with pytest.raises(flowmesh.errors.UnimplementedError, match="TPUs are not a flowmesh device"):
         stand_in(lambda: None)
+    with pytest.raises(flowmesh.errors.UnimplementedError, match=r"tf\.lite\.TFLiteConverter\.from_saved_model"):
+        flowmesh.lite.TFLiteConverter.from_saved_model("/models/x")  # a class's constructor method, too
     reference = {ns: [] for ns in api_coverage.NAMESPACES}
     reference[""] = ["_never_", "Graph"]
     (top, *_rest) = api_coverage.coverage(reference)

@@ -27,3 +27,14 @@ def load_data(path: str = "reuters.npz", num_words: int | None = None, skip_top:
 def get_word_index(path: str = "reuters_word_index.json") -> dict[str, int]:
     with open(cached(path, ORIGIN + "reuters_word_index.json")) as f:
         return json.load(f)
+
+
+_LABEL_NAMES = (
+    "cocoa grain veg-oil earn acq wheat copper housing money-supply coffee sugar trade reserves ship cotton "
+    "carcass crude nat-gas cpi money-fx interest gnp meal-feed alum oilseed gold tin strategic-metal livestock "
+    "retail ipi iron-steel rubber heat jobs lei bop zinc orange pet-chem dlr gas silver wpi hog lead")
+
+
+def get_label_names() -> tuple[str, ...]:
+    """The 46 topic names, indexed as the labels of :func:`load_data`."""
+    return tuple(_LABEL_NAMES.split())

@@ -54,9 +54,10 @@ def resolve(optimizer: Any, loss: Any, metrics: Any, loss_weights: Any, output_n
     ``weighted_metrics`` (prefixed ``weighted_``), an entry repeated in one list counted
     once, a name taken by another output or list gets ``_1``, ``_2``, ..."""
     opt = optimizers.get(optimizer)
-    if loss is None:
-        raise ValueError("compile() needs a `loss` (a name such as 'mse', a function or a tf.keras.losses.Loss)")
-    loss_fns = [losses_lib.get(item) for item in _per_output(loss, output_names, "loss")]
+    # An output without a loss (``compile(optimizer)`` with ``add_loss``, or a dict of
+    # losses leaving it out) takes no targets and no metrics, as in tf-keras.
+    loss_fns = [None if item is None else losses_lib.get(item)
+                for item in _per_output(loss, output_names, "loss")]
     weights = _per_output(loss_weights if loss_weights is not None else 1.0, output_names, "loss_weights")
     plain, weighted = _metrics_per_output(metrics, output_names), _metrics_per_output(weighted_metrics, output_names)
     specs: list[list[Any]] = []
@@ -67,6 +68,7 @@ def resolve(optimizer: Any, loss: Any, metrics: Any, loss_weights: Any, output_n
     for i, fn in enumerate(loss_fns):
         for prefix, entries, into in (("", plain[i], specs), ("weighted_", weighted[i], weighted_specs)):
             entries = list(entries) if isinstance(entries, (list, tuple)) else [entries] if entries else []
+            entries = entries if fn is not None else []
             config_names.append([metrics_lib.config_name(e) for e in entries])
             by_name: dict[str, Any] = {}  # a repeated name keeps its place, the last entry wins
             for entry in entries:
@@ -116,7 +118,10 @@ class TrainingGraph:
         self.metric_counts: list[Any] = []
         self.metric_count_slots: list[int | None] = []
         with self.graph.name_scope(None):
+            self.loss_outputs = [i for i, fn in enumerate(config.loss_fns) if fn is not None]
             for i, (out, fn) in enumerate(zip(outputs, config.loss_fns)):
+                if fn is None:
+                    continue
                 name = config.output_names[i]
                 target = placeholder(dtypes.float32, [None] + list(target_shapes[i][1:]), name=f"{name}_target")
                 modes = config.sample_weight_modes
@@ -153,10 +158,11 @@ class TrainingGraph:
                         metric_tensors.append(math_ops.div_no_nan(total, count))
                         self.metric_count_slots.append(len(self.metric_counts))
                         self.metric_counts.append(count)
-            total = per_output_losses[0] if len(per_output_losses) == 1 else math_ops.add_n(per_output_losses)
-            regularization = [loss for loss in model.losses]
-            if regularization:
-                total = math_ops.add_n([total] + regularization)
+            terms = per_output_losses + [loss for loss in model.losses]
+            if not terms:
+                raise ValueError("The model cannot be compiled because it has no loss to optimize: pass "
+                                 "compile(loss=...) or add losses with model.add_loss(...)")
+            total = terms[0] if len(terms) == 1 else math_ops.add_n(terms)
             self.total_loss = total
             self.metric_tensors = output_losses + metric_tensors
             self.stateful_slots = {len(output_losses) + k for k in self.stateful_slots}
@@ -213,6 +219,8 @@ class TrainingGraph:
 
         feed = {p: _cast(x, p) for p, x in zip(self.inputs, xs)}
         if ys is not None:
+            if len(ys) == len(self.outputs) != len(self.targets):  # targets of outputs without a loss
+                ys = [ys[i] for i in self.loss_outputs]
             feed.update({p: _cast(y, p) for p, y in zip(self.targets, ys)})
         if weights is not None:
             feed.update({p: w for p, w in zip(self.sample_weights, weights) if w is not None})

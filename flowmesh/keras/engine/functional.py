@@ -51,17 +51,49 @@ def nodes_between(inputs: list[Any], outputs: list[Any]) -> list[node_lib.Node]:
     return ordered
 
 
-def layers_of(nodes: list[node_lib.Node], inputs: list[Any]) -> list[Any]:
-    """Input layers first, then each layer once, in first-call order."""
-    layers: list[Any] = []
+def layers_of(nodes: list[node_lib.Node], inputs: list[Any], outputs: list[Any]) -> list[Any]:
+    """The model's layers in tf-keras's order (``Functional._map_graph_network``): by
+    decreasing depth (a layer's depth is its longest distance to an output, the largest over
+    its calls), layers of one depth in the order a depth-first walk from the outputs first
+    reaches them. HDF5 weight files are matched to layers in this order, so it decides
+    whether files interchange with tf-keras.
+
+    Args:
+        nodes: :func:`nodes_between`'s nodes (post-order from the outputs).
+        inputs: the model's input tensors.
+        outputs: the model's output tensors.
+    """
+    node_ids = {id(node) for node in nodes}
+    layers: dict[int, Any] = {}
+    index: dict[int, int] = {}  # layer id -> when the walk first reached it
+    seen: set[int] = set()
+    stack = list(reversed(outputs))
+    while stack:  # pre-order, iteratively (deep models pass Python's recursion limit)
+        found = node_lib.history(stack.pop())
+        if found is None:
+            continue
+        node = found[0]._inbound_nodes[found[1]]
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        layers[id(node.layer)] = node.layer
+        index.setdefault(id(node.layer), len(index))
+        if id(node) in node_ids:
+            stack.extend(reversed(node.input_tensors))
+    node_depth: dict[int, int] = {}
+    layer_depth: dict[int, int] = {}
+    for node in reversed(nodes):
+        depth = max(node_depth.get(id(node), 0), layer_depth.get(id(node.layer), 0))
+        layer_depth[id(node.layer)] = node_depth[id(node)] = depth
+        for parent in node.parent_nodes():
+            node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
+            if id(parent) not in node_ids:  # an input's node: the walk ends there
+                layer_depth[id(parent.layer)] = max(layer_depth.get(id(parent.layer), 0), depth + 1)
     for tensor in inputs:
         found = node_lib.history(tensor)
-        if found is not None and found[0] not in layers:
-            layers.append(found[0])
-    for node in nodes:
-        if node.layer not in layers:
-            layers.append(node.layer)
-    return layers
+        if found is not None and id(found[0]) not in layer_depth:  # an input no output needs
+            layers[id(found[0])], layer_depth[id(found[0])], index[id(found[0])] = found[0], 0, -1
+    return sorted(layers.values(), key=lambda layer: (-layer_depth[id(layer)], index[id(layer)]))
 
 
 def replay(nodes: list[node_lib.Node], inputs: list[Any], new_inputs: list[Any], outputs: list[Any],

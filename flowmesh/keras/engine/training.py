@@ -61,7 +61,7 @@ class Model(Layer):
                 raise ValueError(f"Model inputs and outputs must be tensors from tf.keras.Input and Keras "
                                  f"layers, got {t!r}")
         self._nodes = functional.nodes_between(self.inputs, self.outputs)
-        self._layers = functional.layers_of(self._nodes, self.inputs)
+        self._layers = functional.layers_of(self._nodes, self.inputs, self.outputs)
         self._is_graph_network = True
         self.built = True
 

@@ -48,13 +48,24 @@ _SAME_SHAPE_LOSSES = frozenset({"mean_squared_error", "mse", "binary_crossentrop
 """Losses whose targets must have the output's shape (tf-keras's check_loss_and_target_compatibility)."""
 
 
+def _needs_targets(model: Any) -> bool:
+    """Whether some output has a loss (else ``fit(x)`` trains on the added losses alone)."""
+    compiled = model._compiled
+    return compiled is None or any(fn is not None for fn in compiled.loss_fns)
+
+
 def check_targets(model: Any, config: Any, target_shapes: list[tuple]) -> None:
     """Checks target shapes against the outputs before the loss graph is built.
 
     Raises:
         ValueError: naming the output layer, its shape, the target shape and the loss.
     """
-    for out, name, fn, shape in zip(model.outputs, model.output_names, config.loss_fns, target_shapes):
+    pairs = [(out, name, fn) for out, name, fn in zip(model.outputs, model.output_names, config.loss_fns)]
+    if len(target_shapes) != len(pairs):  # targets of the outputs with a loss only
+        pairs = [pair for pair in pairs if pair[2] is not None]
+    for (out, name, fn), shape in zip(pairs, target_shapes):
+        if fn is None:
+            continue
         out_dims = out.shape.as_list() if out.shape.rank is not None else None
         if out_dims is None:
             continue
@@ -110,9 +121,9 @@ def fit(model: Any, x: Any, y: Any, batch_size: int | None, epochs: int, verbose
     if data_adapter.is_dataset(x):
         return _fit_dataset(model, x, epochs, verbose, callbacks, validation_data, initial_epoch,
                             steps_per_epoch, validation_steps, validation_freq)
-    if y is None:
+    if y is None and _needs_targets(model):
         raise ValueError("fit() got x but no y: pass targets (y=...) or a dataset yielding (x, y) pairs.")
-    xs, ys = _prepare_x(model, x), _prepare_y(model, y)
+    xs, ys = _prepare_x(model, x), _prepare_y(model, y) or []
     weights = _weights(model, ys, sample_weight, class_weight)
     n = data_adapter.check_lengths(xs, ys, weights)
     val = None
@@ -200,7 +211,7 @@ def _unpack_validation(model: Any, data: Any) -> tuple[list, list, Any]:
     if not isinstance(data, (list, tuple)) or len(data) not in (2, 3):
         raise ValueError("validation_data must be a tuple (x_val, y_val) or (x_val, y_val, val_sample_weights)"
                          f", got {type(data).__name__}")
-    xs, ys = _prepare_x(model, data[0]), _prepare_y(model, data[1])
+    xs, ys = _prepare_x(model, data[0]), _prepare_y(model, data[1]) or []
     weights = _weights(model, ys, data[2], None) if len(data) == 3 else None
     data_adapter.check_lengths(xs, ys, weights)
     return xs, ys, weights
@@ -232,9 +243,9 @@ def evaluate(model: Any, x: Any, y: Any, batch_size: int | None, verbose: int, s
     """The ``evaluate`` loop: means of loss and metrics over all samples."""
     if data_adapter.is_dataset(x):
         return _evaluate_dataset(model, x, steps)
-    if y is None:
+    if y is None and _needs_targets(model):
         raise ValueError("evaluate() got x but no y: pass targets (y=...) or a dataset of (x, y) pairs.")
-    xs, ys = _prepare_x(model, x), _prepare_y(model, y)
+    xs, ys = _prepare_x(model, x), _prepare_y(model, y) or []
     weights = _weights(model, ys, sample_weight, None)
     data_adapter.check_lengths(xs, ys, weights)
     cbs = CallbackList(list(callbacks or []), model=model, params={"verbose": verbose})

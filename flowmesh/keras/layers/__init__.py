@@ -79,6 +79,15 @@ from flowmesh.keras.layers.preprocessing import (
     Rescaling,
     Resizing,
 )
+from flowmesh.keras.layers.random_image import (
+    RandomBrightness,
+    RandomContrast,
+    RandomCrop,
+    RandomFlip,
+    RandomHeight,
+    RandomWidth,
+)
+from flowmesh.keras.layers.random_warp import RandomRotation, RandomTranslation, RandomZoom
 from flowmesh.keras.layers.recurrent import GRU, LSTM, RNN, Bidirectional, SimpleRNN
 from flowmesh.keras.layers.recurrent_cells import GRUCell, LSTMCell, SimpleRNNCell
 from flowmesh.keras.layers.recurrent_stacked import AbstractRNNCell, StackedRNNCells

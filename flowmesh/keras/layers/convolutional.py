@@ -56,8 +56,8 @@ class Conv(Layer):
     rank = 2
 
     def __init__(self, filters: int, kernel_size: Any, strides: Any = 1, padding: str = "valid",
-                 data_format: str | None = None, dilation_rate: Any = 1, activation: Any = None,
-                 use_bias: bool = True, kernel_initializer: Any = "glorot_uniform",
+                 data_format: str | None = None, dilation_rate: Any = 1, groups: int = 1,
+                 activation: Any = None, use_bias: bool = True, kernel_initializer: Any = "glorot_uniform",
                  bias_initializer: Any = "zeros", kernel_regularizer: Any = None,
                  bias_regularizer: Any = None, activity_regularizer: Any = None,
                  kernel_constraint: Any = None, bias_constraint: Any = None, **kwargs: Any):
@@ -68,6 +68,10 @@ class Conv(Layer):
         self.padding = normalize_padding(padding)
         self.data_format = normalize_data_format(data_format)
         self.dilation_rate = normalize_tuple(dilation_rate, self.rank, "dilation_rate")
+        self.groups = int(groups or 1)
+        if self.filters % self.groups:
+            raise ValueError(f"The number of filters must be evenly divisible by the number of groups. "
+                             f"Received: groups={self.groups}, filters={self.filters}")
         self.activation = activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer = initializers.get(kernel_initializer)
@@ -83,7 +87,10 @@ class Conv(Layer):
         return -1 if self.data_format == "channels_last" else 1
 
     def _kernel_shape(self, channels: int) -> list[int]:
-        return list(self.kernel_size) + [channels, self.filters]
+        if channels % self.groups:
+            raise ValueError(f"The number of input channels must be evenly divisible by the number of "
+                             f"groups. Received groups={self.groups}, but the input has {channels} channels")
+        return list(self.kernel_size) + [channels // self.groups, self.filters]
 
     def build(self, input_shape: Any) -> None:
         shape = TensorShape(input_shape)
@@ -105,6 +112,9 @@ class Conv(Layer):
     def _convolve(self, inputs: Any) -> Any:
         fmt = "NHWC" if self.data_format == "channels_last" else "NCHW"
         if self.rank == 3:
+            if self.groups > 1:
+                raise ValueError(f"Layer {self.name}: grouped 3-D convolutions (groups={self.groups}) are "
+                                 f"not supported; use groups=1")
             return backend.conv3d(inputs, self.kernel, self.strides, self.padding, self.data_format,
                                   self.dilation_rate)
         if self.rank == 1:
@@ -135,7 +145,7 @@ class Conv(Layer):
         config = super().get_config()
         config.update(filters=self.filters, kernel_size=self.kernel_size, strides=self.strides,
                       padding=self.padding, data_format=self.data_format,
-                      dilation_rate=self.dilation_rate,
+                      dilation_rate=self.dilation_rate, groups=self.groups,
                       activation=activations.serialize(self.activation), use_bias=self.use_bias,
                       kernel_initializer=initializers.serialize(self.kernel_initializer),
                       bias_initializer=initializers.serialize(self.bias_initializer),

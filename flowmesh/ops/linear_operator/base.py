@@ -34,7 +34,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
 from flowmesh.core.shapes import TensorShape
-from flowmesh.ops import array_ops, check_ops, math_ops, reduction_ops
+from flowmesh.ops import array_ops, check_ops, complex_ops, math_ops, reduction_ops
 from flowmesh.ops.linalg_decomp_ops import adjoint as _adjoint_matrix
 from flowmesh.ops.linalg_decomp_ops import det, self_adjoint_eigvals, slogdet
 from flowmesh.ops.linalg_ops import eye, matmul, matrix_diag_part
@@ -318,7 +318,7 @@ class LinearOperator:
         with self.name_scope(name):
             dense = self._to_dense()
             values = self_adjoint_eigvals(0.5 * (dense + _adjoint_matrix(dense)))
-            return check_ops.assert_positive(math_ops.real(values) if values.dtype.is_complex else values,
+            return check_ops.assert_positive(complex_ops.real(values) if values.dtype.is_complex else values,
                                              message=f"{self.name} is not positive definite")
 
     def assert_self_adjoint(self, name: str = "assert_self_adjoint") -> Any:
