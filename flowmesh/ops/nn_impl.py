@@ -412,8 +412,8 @@ def _top_k_grad(op: Any, grad_values: Tensor, grad_indices: Tensor) -> list:
 register_op("TopKV2", _top_k_shape, grad=_top_k_grad)
 
 
-def top_k(input: Any, k: Any = 1, sorted: bool = True, name: str | None = None,  # noqa: A002
-          index_type: Any = dtypes.int32) -> tuple[Tensor, Tensor]:
+def top_k(input: Any, k: Any = 1, sorted: bool = True, index_type: Any = dtypes.int32,  # noqa: A002
+          name: str | None = None) -> tuple[Tensor, Tensor]:
     """The ``k`` largest entries of the last dimension and their indices.
 
     Equal values keep their original order (the lower index first), as in TensorFlow.
