@@ -139,3 +139,17 @@ def test_output_losses_under_mirrored_strategy_equal_one_device():
     assert sorted(got) == sorted(expected)
     for key in expected:
         np.testing.assert_allclose(got[key], expected[key], rtol=1e-5, atol=1e-6, err_msg=key)
+
+
+def test_a_functional_model_deeper_than_the_recursion_limit_builds_and_runs():
+    import sys
+
+    depth = sys.getrecursionlimit() + 200
+    x = tf.keras.Input(shape=(3,))
+    h = x
+    for _ in range(depth):
+        h = tf.keras.layers.Activation("linear")(h)
+    model = tf.keras.Model(x, h)
+    assert len(model.layers) == depth + 1 and model.output_shape == (None, 3)
+    values = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(model.predict(values), values)

@@ -21,9 +21,10 @@ def nodes_between(inputs: list[Any], outputs: list[Any]) -> list[node_lib.Node]:
     ordered: list[node_lib.Node] = []
     seen: set[int] = set()
 
-    def visit(tensor: Any, consumer: str) -> None:
+    def enter(tensor: Any, consumer: str) -> tuple[node_lib.Node, str, Any] | None:
+        """The node producing ``tensor`` with an iterator over its inputs, if not seen yet."""
         if id(tensor) in input_ids:
-            return
+            return None
         found = node_lib.history(tensor)
         if found is None:
             raise ValueError(
@@ -34,7 +35,7 @@ def nodes_between(inputs: list[Any], outputs: list[Any]) -> list[node_lib.Node]:
         layer, index, _ = found
         node = layer._inbound_nodes[index]
         if id(node) in seen:
-            return
+            return None
         if not node.input_tensors:
             raise ValueError(
                 f"Graph disconnected: cannot obtain value for tensor {tensor.name} (input layer "
@@ -42,12 +43,24 @@ def nodes_between(inputs: list[Any], outputs: list[Any]) -> list[node_lib.Node]:
                 f"{[t.name for t in inputs]}."
             )
         seen.add(id(node))
-        for parent in node.input_tensors:
-            visit(parent, f'layer "{layer.name}"')
-        ordered.append(node)
+        return node, f'layer "{layer.name}"', iter(node.input_tensors)
 
+    # depth first, a node after the nodes of its inputs; a stack, not recursion, so a model
+    # thousands of layers deep stays within Python's recursion limit
+    done = object()
     for out in outputs:
-        visit(out, "the model's outputs")
+        first = enter(out, "the model's outputs")
+        stack = [first] if first is not None else []
+        while stack:
+            node, consumer, parents = stack[-1]
+            parent = next(parents, done)
+            if parent is done:
+                stack.pop()
+                ordered.append(node)
+            else:
+                child = enter(parent, consumer)
+                if child is not None:
+                    stack.append(child)
     return ordered
 
 
