@@ -64,7 +64,8 @@ class CpuPolicy:
         if tuner is None:
             self.apply_threads()
             return step()
-        mode = tuner.mode()
+        with self._tuners_lock:  # threads may run the same plan at once (queue runners)
+            mode = tuner.mode()
         self.apply_threads(mode.threads)
         start = time.perf_counter()
         if mode.chunked:
@@ -74,7 +75,8 @@ class CpuPolicy:
         finally:
             if mode.chunked:
                 chunk_pool.set_active(None)
-        tuner.record(mode, time.perf_counter() - start)
+        with self._tuners_lock:
+            tuner.record(mode, time.perf_counter() - start)
         return values
 
     def forget(self, plan: Hashable) -> None:

@@ -141,9 +141,12 @@ class ThreadTuner:
             self._decide()
 
     def _decide(self) -> None:
-        means = {m: _trimmed_mean(s) for m, s in self._samples.items()}
-        best = min(means, key=means.__getitem__)
-        self.choice = best if means[best] < MARGIN * means[self.team] else self.team
+        # a mode can end a probe without samples when steps overlap (threads running the
+        # same plan, a step blocked in a queue): it is not compared, and without the team's
+        # own figure the team stays
+        means = {m: _trimmed_mean(s) for m, s in self._samples.items() if s}
+        best = min(means, key=means.__getitem__) if self.team in means else self.team
+        self.choice = best if best != self.team and means[best] < MARGIN * means[self.team] else self.team
         config.debug(1, "thread tuner: " + ", ".join(
             f"{m.threads}{'+chunks' if m.chunked else ''} {s * 1e3:.2f} ms" for m, s in means.items())
             + f" -> {self.choice.threads}{'+chunks' if self.choice.chunked else ''}")

@@ -112,6 +112,18 @@ def test_a_one_thread_team_is_never_probed() -> None:
     assert set(_steps(tuner, {1: 1.0}, 20)) == {1}
 
 
+def test_a_probe_whose_steps_overlap_keeps_the_team_instead_of_failing() -> None:
+    """Threads running one plan at once (queue runners) record steps begun in one mode
+    while the probe has moved on: a mode can end a probe without a sample of its own."""
+    clock = FakeClock()
+    tuner = ThreadTuner(2, clock=clock)
+    for _ in range(200):  # every step began on the team, whatever the probe asks now
+        tuner.mode()
+        clock.now += 0.05
+        tuner.record(Mode(2), 0.01)
+    assert tuner._decisions >= 1 and tuner.choice == Mode(2)
+
+
 def _session_steps(config: tf.ConfigProto | None) -> tf.Session:
     x = tf.placeholder(tf.float32, [64, 64])
     y = tf.reduce_sum(tf.matmul(x, tf.ones([64, 64])))
