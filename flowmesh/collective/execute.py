@@ -102,13 +102,18 @@ class Executor:
             start = time.perf_counter()
             flat = _in_place(chosen) if self.comm.size > 1 else None
             in_place = flat is not None
-            if flat is None:
+            source = _lone_source(chosen) if first.kind == "allreduce" and not in_place else None
+            if source is not None and self.comm.size > 1:
+                flat = self.pool.take(source.numel(), source.dtype, source.device)
+            elif flat is None:
+                source = None
                 flat = pack([it.tensor for it in chosen], self.pool)
             if self.comm.size == 1:
                 pass  # a group of one: the packed copy is the result
             elif first.kind == "allreduce":
                 op = ReduceOp.parse(first.op)
-                self.comm.allreduce(flat, ReduceOp.SUM if op is ReduceOp.MEAN else op)
+                self.comm.allreduce_each([flat], ReduceOp.SUM if op is ReduceOp.MEAN else op,
+                                         sources=[source])
                 if op is ReduceOp.MEAN:
                     _divide(flat, self.comm.size)
             else:
@@ -195,6 +200,14 @@ def _in_place(chosen: list[_Item]) -> torch.Tensor | None:
         return None
     tensor = item.tensor
     return tensor.view(-1) if tensor.is_contiguous() else None
+
+
+def _lone_source(chosen: list[_Item]) -> torch.Tensor | None:
+    """The flat view of a bucket's only tensor when it is contiguous (and not donated):
+    the communicator may reduce it into the output without packing a copy first."""
+    if len(chosen) != 1 or not chosen[0].tensor.is_contiguous():
+        return None
+    return chosen[0].tensor.view(-1)
 
 
 def _my_rows(job: Job, index: int, n: int, rank: int) -> tuple[int, int]:

@@ -13,8 +13,9 @@ negotiated normally. The sizes always agree, so a wrong guess can never corrupt 
 a transfer; it only wastes one transfer.
 
 In a group of two, transfers of at least :data:`BESIDE_MIN_BYTES` send the largest tensor
-as its own all-reduce, concurrently with ``[header | the other tensors]``, and a rank that
-donated that tensor (contiguous) reduces it in place, without the copy into the buffer.
+as its own all-reduce, concurrently with ``[header | the other tensors]``: a rank that
+donated that tensor (contiguous) reduces it in place, and a live one is reduced out of
+place into a pooled buffer (the communicator may do that without copying it first).
 On gloo two concurrent all-reduces cost no more than one for large data but
 more for small data (figures in ``benchmarks/RESULTS.md``, "Figures moved out of
 docstrings"), so smaller data is packed behind its header even when donated (the copy is
@@ -102,7 +103,7 @@ def run_speculative(comm: Communicator, pool: BufferPool, guess: Guess, candidat
     """
     start = time.perf_counter()
     layout = lay_out(pool, guess, candidate)
-    comm.allreduce_each(layout.transfers, ReduceOp.SUM)
+    comm.allreduce_each(layout.transfers, ReduceOp.SUM, layout.sources)
     return deliver(guess, layout, candidate, comm.size, start, record)
 
 
@@ -143,6 +144,7 @@ class Layout:
     parts: list[torch.Tensor]  # the data's parts (scaled for a mean)
     outputs: Callable[[], list[torch.Tensor]]  # the results, once reduced
     in_place: bool  # the largest tensor was reduced where it lies, without a copy
+    sources: list[torch.Tensor | None]  # per transfer: reduced out of place from this
 
 
 def _header_inside(pool: BufferPool, guess: Guess, candidate: Request,
@@ -154,7 +156,7 @@ def _header_inside(pool: BufferPool, guess: Guess, candidate: Request,
     if matched:
         pack_into(candidate.tensors, buf[HEADER:])
     data = buf[HEADER:]
-    return Layout([buf], buf[:HEADER], [data], lambda: unpack(data, guess.shapes), False)
+    return Layout([buf], buf[:HEADER], [data], lambda: unpack(data, guess.shapes), False, [None])
 
 
 def _header_beside(pool: BufferPool, guess: Guess, candidate: Request,
@@ -169,12 +171,13 @@ def _header_beside(pool: BufferPool, guess: Guess, candidate: Request,
     rest = front[HEADER:]
     tensor = candidate.tensors[big] if matched else None
     in_place = tensor is not None and candidate.donates(big) and tensor.is_contiguous()
+    source = None  # a live input is reduced out of place, not copied first (the backend's ring)
     if tensor is not None and in_place:
         alone = tensor.view(-1)
     else:
         alone = pool.take(guess.numels[big], guess.dtype, device)
         if tensor is not None:
-            alone.copy_(tensor.reshape(-1))
+            source = tensor.reshape(-1)
     if matched:
         others = [t for i, t in enumerate(candidate.tensors) if i != big]
         if others:
@@ -189,7 +192,7 @@ def _header_beside(pool: BufferPool, guess: Guess, candidate: Request,
         lone = candidate.tensors[big] if in_place else alone.view(guess.shapes[big])
         return [lone if i == big else next(views) for i in range(len(guess.shapes))]
 
-    return Layout([front, alone], front[:HEADER], [rest, alone], outputs, in_place)
+    return Layout([front, alone], front[:HEADER], [rest, alone], outputs, in_place, [None, source])
 
 
 def _numel(shape: tuple[int, ...]) -> int:

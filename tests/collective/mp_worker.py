@@ -233,6 +233,40 @@ def check_waiter_runs_cycle() -> None:
            speculative_in_place=sum(ev.speculative and ev.in_place for ev in steady))
 
 
+def check_out_of_place_ring() -> None:
+    """Live (not donated) inputs of >= RING_MIN_BYTES are summed by the communicator's
+    ring straight into the output: every dtype, sizes that do not split evenly over the
+    members or their chunks, the input untouched, the same bits on every rank; and the
+    speculative path of a steady loop (two ranks) gives the same sums."""
+    import torch
+
+    from flowmesh.collective.backends.torch_dist import RING_MIN_BYTES
+    from flowmesh.collective.request import Request
+
+    engine = context.world_engine()
+    r, n = hvd.rank(), hvd.size()
+    problems, digests = [], []
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32,
+                  torch.int64):
+        for numel in (RING_MIN_BYTES // 4 + 1, (3 << 20) // 4 + 7, 1 << 21):
+            base = torch.arange(numel, dtype=torch.float64) % 13
+            value = (base * (r + 1)).to(dtype)
+            kept = value.clone()
+            out = engine.run(Request("allreduce", f"ring/{dtype}/{numel}", "ring", [value], "sum"))[0]
+            expected = (base * (n * (n + 1) // 2)).to(dtype)
+            if not torch.equal(value, kept):
+                problems.append(f"{dtype} {numel}: the input changed")
+            if out.data_ptr() == value.data_ptr() or not torch.equal(out, expected):
+                problems.append(f"{dtype} {numel}: wrong sum")
+            digests.append(float(out.to(torch.float64).sum()))
+    for i in range(6):  # speculation: the same live all-reduce every step
+        value = torch.full((1 << 20,), float(r + i))
+        out = engine.run(Request("allreduce", "ring/steady", "ring", [value], "sum"))[0]
+        if not torch.equal(out, torch.full((1 << 20,), float(sum(k + i for k in range(n))))):
+            problems.append(f"steady step {i}: wrong sum")
+    report("out_of_place_ring", problems=problems, digests=digests)
+
+
 def check_streams() -> None:
     """A steady all-reduce moves to a stream (its own channel, started by the submitter);
     a rank whose request then changes shape gets the usual mismatch error, on every rank,
@@ -353,6 +387,7 @@ def main() -> None:
         check_sparse_gradients()
         check_trace()
         check_waiter_runs_cycle()
+        check_out_of_place_ring()
         check_streams()
         check_mismatch()
         check_stalled_rank()
@@ -362,6 +397,7 @@ def main() -> None:
         check_stalled_rank_on_a_stream()
     elif scenario == "three":
         check_dtypes_and_shapes()
+        check_out_of_place_ring()
         check_dead_rank()
 
 

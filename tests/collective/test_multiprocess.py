@@ -66,6 +66,15 @@ def test_collectives_correct_for_dtypes_and_shapes(two_ranks, three_ranks):
 
 
 @pytest.mark.timeout(240)
+def test_live_inputs_are_summed_out_of_place_by_the_ring(two_ranks, three_ranks):
+    for checks, n in ((two_ranks, 2), (three_ranks, 3)):
+        results = checks["out_of_place_ring"]
+        assert sorted(results) == list(range(n))
+        assert all(res["problems"] == [] for res in results.values()), results
+        assert len({tuple(res["digests"]) for res in results.values()}) == 1  # same bits everywhere
+
+
+@pytest.mark.timeout(240)
 def test_gradients_of_collectives_across_processes(two_ranks):
     for rank, res in two_ranks["gradients"].items():
         assert res["gx"] == [12.0, 24.0]  # sum over 2 ranks of d(sum(y^2))/dy, y = [3, 6]

@@ -153,19 +153,28 @@ class Communicator(abc.ABC):
     def allreduce(self, tensor: torch.Tensor, op: ReduceOp) -> None:
         """Replaces ``tensor`` by the element-wise reduction over members (not MEAN)."""
 
-    def allreduce_each(self, tensors: Sequence[torch.Tensor], op: ReduceOp) -> None:
+    def allreduce_each(self, tensors: Sequence[torch.Tensor], op: ReduceOp,
+                       sources: Sequence[torch.Tensor | None] | None = None) -> None:
         """All-reduces every tensor, each as its own collective (every member passes the
         same sizes in the same order). Backends that can run them concurrently do; the
-        default runs them one after another."""
-        for tensor in tensors:
+        default runs them one after another.
+
+        ``sources[i]``, when given, is what ``tensors[i]`` receives the reduction of (out
+        of place: the source is left as it is, and ``tensors[i]``'s contents do not
+        matter). Backends that can reduce out of place skip the copy; the default copies.
+        """
+        for tensor, source in zip(tensors, sources or [None] * len(tensors)):
+            if source is not None:
+                tensor.copy_(source.reshape(tensor.shape))
             self.allreduce(tensor, op)
 
-    def start_allreduce_each(self, tensors: Sequence[torch.Tensor],
-                             op: ReduceOp) -> Callable[[], None]:
+    def start_allreduce_each(self, tensors: Sequence[torch.Tensor], op: ReduceOp,
+                             sources: Sequence[torch.Tensor | None] | None = None,
+                             ) -> Callable[[], None]:
         """Starts :meth:`allreduce_each` and returns the function that waits for it (may
         raise :class:`CommunicationError`); the tensors must not be touched until then.
         Backends with asynchronous collectives return at once; the default runs them now."""
-        self.allreduce_each(tensors, op)
+        self.allreduce_each(tensors, op, sources)
         return lambda: None
 
     def channel(self, key: str) -> Communicator | None:

@@ -39,6 +39,7 @@ from flowmesh.collective.backends.base import (
     PeerState,
     ReduceOp,
 )
+from flowmesh.collective.backends.ring import RingAllreduce
 from flowmesh.collective.backends.store import StoreClient, StoreServer
 from flowmesh.distributed.auth import ClusterAuth
 from flowmesh.distributed.cluster_spec import default_bind_address
@@ -57,6 +58,7 @@ _WAIT_SLICE_S = 0.2
 # Groups closed while a collective was still in flight: destroying one would join a worker
 # thread blocked on a peer. They are kept alive here; gloo's timeout ends those threads.
 _ABANDONED_GROUPS: list[Any] = []
+RING_MIN_BYTES = 1 << 20  # out-of-place sums from here run the ring (no copy of the source)
 
 
 def connect_store(host: str, port: int, is_master: bool, world_size: int | None,
@@ -156,6 +158,7 @@ class TorchDistributedCommunicator(Communicator):
             ) from None
         self._nccl: Any = None
         self._channels: list[_Channel] = []
+        self._ring_scratch: dict[tuple[int, torch.dtype], torch.Tensor] = {}
         # the Python store objects must outlive the C++ PrefixStores over them: a Store
         # subclass whose Python object is gone cannot answer torch's calls
         self._hb_client = connect_store(host, port, False, None, connect_s)
@@ -250,10 +253,17 @@ class TorchDistributedCommunicator(Communicator):
                     f"{what} failed on rank {self.rank}: {_short(str(exc))}") from None
         return works
 
-    def _finish(self, what: str, works: list[Any]) -> None:
-        """Waits for each work, the last started first: it usually finishes last, so the
-        earlier ones are done by then and waiting costs one wake-up, not one per work."""
+    def _finish(self, what: str, works: list[Any], rings: Sequence[RingAllreduce] = ()) -> None:
+        """Drives the rings to their end, then waits for each work, the last started
+        first: it usually finishes last, so the earlier ones are done by then and waiting
+        costs one wake-up, not one per work."""
         try:
+            for ring in rings:
+                try:
+                    ring.finish(functools.partial(self._wait, what=what))
+                except RuntimeError as exc:
+                    raise CommunicationError(
+                        f"{what} failed on rank {self.rank}: {_short(str(exc))}") from None
             for work in reversed(works):
                 self._wait(work, what)
         finally:
@@ -285,19 +295,51 @@ class TorchDistributedCommunicator(Communicator):
     def allreduce(self, tensor: torch.Tensor, op: ReduceOp) -> None:
         self.allreduce_each([tensor], op)
 
-    def allreduce_each(self, tensors: Sequence[torch.Tensor], op: ReduceOp) -> None:
-        options = dist.AllreduceOptions()
-        options.reduceOp = _TORCH_OPS[ReduceOp.parse(op)]
-        self._call("allreduce", *[functools.partial(self._group_for(t).allreduce, [t], options)
-                                  for t in tensors])
+    def allreduce_each(self, tensors: Sequence[torch.Tensor], op: ReduceOp,
+                       sources: Sequence[torch.Tensor | None] | None = None) -> None:
+        self.start_allreduce_each(tensors, op, sources)()
 
-    def start_allreduce_each(self, tensors: Sequence[torch.Tensor],
-                             op: ReduceOp) -> Callable[[], None]:
+    def start_allreduce_each(self, tensors: Sequence[torch.Tensor], op: ReduceOp,
+                             sources: Sequence[torch.Tensor | None] | None = None,
+                             ) -> Callable[[], None]:
+        """gloo's all-reduce for in-place entries; an out-of-place sum of a large CPU
+        tensor runs the ring of :mod:`~flowmesh.collective.backends.ring` (no copy of the
+        source), the others copy their source first."""
         options = dist.AllreduceOptions()
         options.reduceOp = _TORCH_OPS[ReduceOp.parse(op)]
-        works = self._start("allreduce", *[functools.partial(self._group_for(t).allreduce, [t],
-                                                             options) for t in tensors])
-        return functools.partial(self._finish, "allreduce", works)
+        rings, starts = [], []
+        for tensor, source in zip(tensors, sources or [None] * len(tensors)):
+            if source is not None and self._ring_fits(tensor, source, op):
+                rings.append(RingAllreduce(self._control_group(), source.reshape(-1),
+                                           tensor.reshape(-1), self.rank, self.size,
+                                           self._scratch_buffer))
+                continue
+            if source is not None:
+                tensor.copy_(source.reshape(tensor.shape))
+            starts.append(functools.partial(self._group_for(tensor).allreduce, [tensor], options))
+        works = self._start("allreduce", *starts, *[ring.start for ring in rings])
+        return functools.partial(self._finish, "allreduce", [w for w in works if w is not None],
+                                 rings)
+
+    def _ring_fits(self, tensor: torch.Tensor, source: torch.Tensor, op: ReduceOp) -> bool:
+        """Whether the out-of-place ring takes this reduction: a sum of at least
+        ``RING_MIN_BYTES`` on the CPU (below, the copy costs less than the ring's extra
+        calls), both sides contiguous and of one dtype."""
+        return (self.size > 1 and ReduceOp.parse(op) is ReduceOp.SUM
+                and tensor.device.type == "cpu" and source.device.type == "cpu"
+                and tensor.dtype == source.dtype and tensor.dtype != torch.bool
+                and tensor.is_contiguous() and source.is_contiguous()
+                and tensor.numel() == source.numel()
+                and tensor.numel() * tensor.element_size() >= RING_MIN_BYTES)
+
+    def _scratch_buffer(self, index: int, numel: int, dtype: torch.dtype) -> torch.Tensor:
+        """Scratch buffer ``index`` of the ring, kept for the next collective (a fresh
+        large buffer costs page faults on every call)."""
+        key = (index, dtype)
+        buffer = self._ring_scratch.get(key)
+        if buffer is None or buffer.numel() < numel:
+            buffer = self._ring_scratch[key] = torch.empty(numel, dtype=dtype)
+        return buffer[:numel]
 
     def channel(self, key: str) -> TorchDistributedCommunicator:
         """A gloo group of its own (NCCL on first CUDA use) under ``<prefix>/channel/<key>``,
@@ -417,6 +459,7 @@ class _Channel(TorchDistributedCommunicator):
         self._hb_store = parent._hb_store
         self._nccl = None
         self._channels = []
+        self._ring_scratch = {}
         self._in_flight = False
         try:
             self._gloo = dist.ProcessGroupGloo(dist.PrefixStore(f"{self._prefix}/gloo", self._store),
