@@ -18,6 +18,8 @@ over a few pre-generated batches (NumPy, seeded: both systems see the same data)
 * ``transformer``, ``lstm_lm``: ``benchmarks/models_seq.py``.
 * ``mlp``, ``cnn``: ``benchmarks/mlp_step.py``'s and ``benchmarks/cnn_step.py``'s
   programs, for the small-model figures measured as lone processes.
+* ``keras_fit``: ``model.fit`` of the MLP over 16 batches per call (``benchmarks/keras_fit.py``'s
+  program as a lone process); the rate is fits/s (x 2048 for samples/s).
 """
 
 from __future__ import annotations
@@ -160,6 +162,37 @@ def build_cnn(tf: Any, threads: int) -> Built:
     return _training_step(tf, graph, threads, [train_op, loss], feeds, len(graph.get_operations()))
 
 
+# --- Keras fit --------------------------------------------------------------------------------
+KERAS_BATCHES = 16
+
+
+def build_keras_fit(tf: Any, threads: int) -> Built:
+    """``model.fit`` of the MLP 784-256-256-10 (SGD, ``metrics=["accuracy"]``) over
+    ``KERAS_BATCHES`` batches of 128, one call per step, as ``benchmarks/keras_fit.py`` does;
+    ``tf.keras`` is flowmesh's Keras or, for TensorFlow, tf-keras in graph mode. ``threads``
+    > 0 gives the Keras session that many intra/inter-op threads."""
+    keras = tf.keras
+    if threads:
+        keras.backend.set_session(session(tf, tf.get_default_graph(), threads))
+    rng = np.random.default_rng(0)
+    x = rng.random((128 * KERAS_BATCHES, 784), dtype=np.float32)
+    y = rng.integers(0, 10, size=(128 * KERAS_BATCHES,)).astype(np.int64)
+    start = time.perf_counter()
+    model = keras.Sequential([keras.layers.Dense(256, activation="relu", input_shape=(784,)),
+                              keras.layers.Dense(256, activation="relu"),
+                              keras.layers.Dense(10, activation="softmax")])
+    model.compile(optimizer=keras.optimizers.SGD(0.01), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    build_s = time.perf_counter() - start
+
+    def step() -> Any:
+        return model.fit(x, y, batch_size=128, epochs=1, shuffle=False, verbose=0)
+
+    step()
+    return Built(step, extra={"build_s": build_s, "first_run_s": time.perf_counter() - start,
+                              "samples_per_step": 128 * KERAS_BATCHES})
+
+
 MODELS: dict[str, tuple[Callable[[Any, int], Built], str, str]] = {
     # name: (build, description, unit)
     "resnet20": (build_resnet20, "ResNet-20 CIFAR 32x32x3 batch 32, tf.layers conv + fused batch norm, "
@@ -178,4 +211,6 @@ MODELS: dict[str, tuple[Callable[[Any, int], Built], str, str]] = {
                 "LSTM LM (PTB small: vocab 10000, 200 units, 20 steps, batch 20), clipped SGD", "steps/s"),
     "mlp": (build_mlp, "MLP 784-256-256-10 batch 128 SGD (mlp_step's program)", "steps/s"),
     "cnn": (build_cnn, "LeNet-style CNN batch 64 SGD (cnn_step's program)", "steps/s"),
+    "keras_fit": (build_keras_fit, f"Keras fit, MLP 784-256-256-10, {KERAS_BATCHES} batches of 128 "
+                                   "per call, SGD, accuracy metric", "fits/s"),
 }
