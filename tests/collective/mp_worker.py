@@ -240,6 +240,7 @@ def check_out_of_place_ring() -> None:
     speculative path of a steady loop (two ranks) gives the same sums."""
     import torch
 
+    from flowmesh.collective.backends.base import ReduceOp
     from flowmesh.collective.backends.torch_dist import RING_MIN_BYTES
     from flowmesh.collective.request import Request
 
@@ -264,6 +265,16 @@ def check_out_of_place_ring() -> None:
         out = engine.run(Request("allreduce", "ring/steady", "ring", [value], "sum"))[0]
         if not torch.equal(out, torch.full((1 << 20,), float(sum(k + i for k in range(n))))):
             problems.append(f"steady step {i}: wrong sum")
+    # the communicator's ring itself, with a late peer: the others wait in it (the
+    # collective timeout is 2 s), and a second call on the same group still works
+    comm = engine.comm
+    for late in (0.6, 0.0):
+        source, output = torch.full((1 << 20,), float(r + 1)), torch.empty(1 << 20)
+        if r == 1:
+            time.sleep(late)
+        comm.allreduce_each([output], ReduceOp.SUM, sources=[source])
+        if not torch.equal(output, torch.full((1 << 20,), float(n * (n + 1) // 2))):
+            problems.append(f"ring with a peer {late} s late: wrong sum")
     report("out_of_place_ring", problems=problems, digests=digests)
 
 

@@ -230,6 +230,22 @@ class TorchDistributedCommunicator(Communicator):
                 raise CommunicationError(f"{what} failed on rank {self.rank}: {_short(text)}",
                                          timed_out=timed_out) from None
 
+    def _wait_transfer(self, work: Any, what: str) -> None:
+        """Waits for a point-to-point transfer with the whole collective timeout: when such
+        a wait times out gloo fails every connection of the group, so it cannot be waited
+        for in slices as collectives are (a dead peer's closed connection still ends it)."""
+        try:
+            work.wait(datetime.timedelta(seconds=self._timeout_s))
+        except RuntimeError as exc:
+            self._in_flight = True
+            dead = self._reported_dead_or_none()
+            if dead:
+                raise CommunicationError(f"{what} failed on rank {self.rank}: rank(s) {sorted(dead)} "
+                                         "died (reported by the launcher)") from None
+            text = str(exc)
+            raise CommunicationError(f"{what} failed on rank {self.rank}: {_short(text)}",
+                                     timed_out="timed out" in text.lower()) from None
+
     def _reported_dead_or_none(self) -> dict[int, PeerState]:
         try:
             return self._reported_dead()
@@ -260,7 +276,7 @@ class TorchDistributedCommunicator(Communicator):
         try:
             for ring in rings:
                 try:
-                    ring.finish(functools.partial(self._wait, what=what))
+                    ring.finish(functools.partial(self._wait_transfer, what=what))
                 except RuntimeError as exc:
                     raise CommunicationError(
                         f"{what} failed on rank {self.rank}: {_short(str(exc))}") from None
