@@ -71,10 +71,7 @@ class Stream:
                 return False, unmatched
             start = time.perf_counter()
             layout = lay_out(self._pool, self.guess, request)
-            for transfer, source in zip(layout.transfers, layout.sources):
-                if source is not None:  # copied: gloo then runs in the background, where
-                    transfer.copy_(source)  # an out-of-place ring needs the waiting thread
-            wait = self.channel.start_allreduce_each(layout.transfers, ReduceOp.SUM)
+            wait = self.channel.start_allreduce_each(layout.transfers, ReduceOp.SUM, layout.sources)
             self._in_flight = (request, layout, wait, start)
             return True, unmatched
 

@@ -21,6 +21,7 @@ timeout), so it is set aside instead and its thread ends at that timeout.
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime
 import functools
 import struct
@@ -159,6 +160,7 @@ class TorchDistributedCommunicator(Communicator):
         self._nccl: Any = None
         self._channels: list[_Channel] = []
         self._ring_scratch: dict[tuple[int, torch.dtype], torch.Tensor] = {}
+        self._ring_thread: concurrent.futures.ThreadPoolExecutor | None = None
         # the Python store objects must outlive the C++ PrefixStores over them: a Store
         # subclass whose Python object is gone cannot answer torch's calls
         self._hb_client = connect_store(host, port, False, None, connect_s)
@@ -269,10 +271,12 @@ class TorchDistributedCommunicator(Communicator):
                     f"{what} failed on rank {self.rank}: {_short(str(exc))}") from None
         return works
 
-    def _finish(self, what: str, works: list[Any], rings: Sequence[RingAllreduce] = ()) -> None:
+    def _finish(self, what: str, works: list[Any], rings: Sequence[RingAllreduce] = (),
+                idle: bool = True) -> None:
         """Drives the rings to their end, then waits for each work, the last started
         first: it usually finishes last, so the earlier ones are done by then and waiting
-        costs one wake-up, not one per work."""
+        costs one wake-up, not one per work. ``idle``: the member is out of the collective
+        afterwards (for the heartbeat)."""
         try:
             for ring in rings:
                 try:
@@ -283,7 +287,8 @@ class TorchDistributedCommunicator(Communicator):
             for work in reversed(works):
                 self._wait(work, what)
         finally:
-            self._busy = None
+            if idle:
+                self._busy = None
 
     # --- control plane -----------------------------------------------------------------------
     def allgather_bytes(self, payload: bytes, capacity: int = _CONTROL_CAPACITY) -> list[bytes]:
@@ -313,14 +318,35 @@ class TorchDistributedCommunicator(Communicator):
 
     def allreduce_each(self, tensors: Sequence[torch.Tensor], op: ReduceOp,
                        sources: Sequence[torch.Tensor | None] | None = None) -> None:
-        self.start_allreduce_each(tensors, op, sources)()
+        """gloo's all-reduce for in-place entries; an out-of-place sum of a large CPU
+        tensor runs the ring of :mod:`~flowmesh.collective.backends.ring` (no copy of the
+        source), driven by this thread; other out-of-place entries copy their source first."""
+        works, rings = self._start_allreduces(tensors, op, sources)
+        self._finish("allreduce", works, rings)
 
     def start_allreduce_each(self, tensors: Sequence[torch.Tensor], op: ReduceOp,
                              sources: Sequence[torch.Tensor | None] | None = None,
                              ) -> Callable[[], None]:
-        """gloo's all-reduce for in-place entries; an out-of-place sum of a large CPU
-        tensor runs the ring of :mod:`~flowmesh.collective.backends.ring` (no copy of the
-        source), the others copy their source first."""
+        """As :meth:`allreduce_each`, in the background: gloo's work runs on its threads,
+        the rings on this communicator's ring thread, until the returned function waits."""
+        works, rings = self._start_allreduces(tensors, op, sources)
+        if not rings:
+            return functools.partial(self._finish, "allreduce", works)
+        driven = self._ring_driver().submit(self._finish, "allreduce", [], rings, idle=False)
+
+        def wait() -> None:
+            try:
+                driven.result()
+            except BaseException:
+                self._busy = None
+                raise
+            self._finish("allreduce", works)
+
+        return wait
+
+    def _start_allreduces(self, tensors: Sequence[torch.Tensor], op: ReduceOp,
+                          sources: Sequence[torch.Tensor | None] | None,
+                          ) -> tuple[list[Any], list[RingAllreduce]]:
         options = dist.AllreduceOptions()
         options.reduceOp = _TORCH_OPS[ReduceOp.parse(op)]
         rings, starts = [], []
@@ -334,8 +360,15 @@ class TorchDistributedCommunicator(Communicator):
                 tensor.copy_(source.reshape(tensor.shape))
             starts.append(functools.partial(self._group_for(tensor).allreduce, [tensor], options))
         works = self._start("allreduce", *starts, *[ring.start for ring in rings])
-        return functools.partial(self._finish, "allreduce", [w for w in works if w is not None],
-                                 rings)
+        return [w for w in works if w is not None], rings
+
+    def _ring_driver(self) -> concurrent.futures.ThreadPoolExecutor:
+        """The thread that drives rings started in the background (one per communicator,
+        so rings of one group run in the order they were started)."""
+        if self._ring_thread is None:
+            self._ring_thread = concurrent.futures.ThreadPoolExecutor(
+                1, thread_name_prefix=f"flowmesh-ring-{self.rank}")
+        return self._ring_thread
 
     def _ring_fits(self, tensor: torch.Tensor, source: torch.Tensor, op: ReduceOp) -> bool:
         """Whether the out-of-place ring takes this reduction: a sum of at least
@@ -445,6 +478,9 @@ class TorchDistributedCommunicator(Communicator):
         """Closes this communicator's channels, then its own process groups."""
         for channel in self._channels:
             channel._close_groups()
+        if self._ring_thread is not None:
+            self._ring_thread.shutdown(wait=False)
+            self._ring_thread = None
         groups, self._nccl, self._gloo = (self._nccl, self._gloo), None, None
         if self._in_flight:
             _ABANDONED_GROUPS.extend(g for g in groups if g is not None)
@@ -476,6 +512,7 @@ class _Channel(TorchDistributedCommunicator):
         self._nccl = None
         self._channels = []
         self._ring_scratch = {}
+        self._ring_thread = None
         self._in_flight = False
         try:
             self._gloo = dist.ProcessGroupGloo(dist.PrefixStore(f"{self._prefix}/gloo", self._store),
