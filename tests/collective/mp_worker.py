@@ -234,10 +234,10 @@ def check_waiter_runs_cycle() -> None:
 
 
 def check_out_of_place_ring() -> None:
-    """Live (not donated) inputs of >= RING_MIN_BYTES are summed by the communicator's
-    ring straight into the output: every dtype, sizes that do not split evenly over the
-    members or their chunks, the input untouched, the same bits on every rank; and the
-    speculative path of a steady loop (two ranks) gives the same sums."""
+    """Live (not donated) inputs of >= RING_MIN_BYTES are summed out of place (two ranks:
+    by the communicator's ring; three: copy + gloo): every dtype, sizes that do not split
+    evenly over the members or the ring's chunks, the input untouched, the same bits on
+    every rank; the stream of a steady loop gives the same sums."""
     import torch
 
     from flowmesh.collective.backends.base import ReduceOp

@@ -373,8 +373,12 @@ class TorchDistributedCommunicator(Communicator):
     def _ring_fits(self, tensor: torch.Tensor, source: torch.Tensor, op: ReduceOp) -> bool:
         """Whether the out-of-place ring takes this reduction: a sum of at least
         ``RING_MIN_BYTES`` on the CPU (below, the copy costs less than the ring's extra
-        calls), both sides contiguous and of one dtype."""
-        return (self.size > 1 and ReduceOp.parse(op) is ReduceOp.SUM
+        calls), both sides contiguous and of one dtype, in a group of two. With more
+        members a member would wait on a live neighbour that stopped because *its*
+        neighbour died, and a point-to-point wait cannot be cut short when the launcher
+        reports the death (see :meth:`_wait_transfer`); gloo's collective, waited for in
+        slices, can."""
+        return (self.size == 2 and ReduceOp.parse(op) is ReduceOp.SUM
                 and tensor.device.type == "cpu" and source.device.type == "cpu"
                 and tensor.dtype == source.dtype and tensor.dtype != torch.bool
                 and tensor.is_contiguous() and source.is_contiguous()
