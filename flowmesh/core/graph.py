@@ -38,6 +38,8 @@ _PACKAGE_DIR = __file__.rsplit("/core/", 1)[0]
 
 
 CHECK_NUMERICS = [False]  # set by tf.debugging.enable_check_numerics / disable_check_numerics
+# set by tf.debugging.experimental.enable_dump_debug_info: which op types to dump (None: none)
+DEBUG_DUMP_OPS: list[Any] = [None]
 
 class Graph:
     """A TensorFlow 1.x style dataflow graph.
@@ -418,6 +420,8 @@ class Graph:
         attrs = dict(attrs or {})
         if CHECK_NUMERICS[0]:  # tf.debugging.enable_check_numerics: the kernel checks its outputs
             attrs.setdefault("_check_numerics", True)
+        if DEBUG_DUMP_OPS[0] is not None and DEBUG_DUMP_OPS[0](op_type):
+            attrs.setdefault("_debug_dump", True)
         override = self._gradient_override_map.get(op_type)
         if override is not None:  # TensorFlow records the override when the op is created
             attrs.setdefault("_gradient_op_type", override)
