@@ -1,0 +1,157 @@
+"""The ``scope`` and ``graph`` views (tfprof's ``TFScope`` and ``TFGraph``): graph nodes as a
+tree of ``GraphNodeProto``s under ``_TFProfRoot``.
+
+* scope: a node's parent is the node named by its name up to the last ``/`` (a scope with no
+  node of its own appears as an empty node); totals add the accounted nodes below.
+* graph: a node's children are its inputs, the roots are the nodes nothing consumes; each
+  graph node is accounted once, where the depth-first walk first meets it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowmesh.profiler.model import ProfileModel
+from flowmesh.profiler.options import Options
+from flowmesh.profiler.show_node import (
+    ROOT_NAME,
+    ShowNode,
+    re_account,
+    should_expand,
+    should_show,
+    sort_nodes,
+)
+
+ROOT_DEPTH = 1
+"""The depth tfprof gives the root when it compares depths with ``max_depth``."""
+
+
+def _search_starts(nodes: list[ShowNode], options: Options) -> list[ShowNode]:
+    """The highest nodes matching ``start_name_regexes`` (tfprof's ``SearchRoot``)."""
+    found: list[ShowNode] = []
+    for show in nodes:
+        if options.matches("start_name_regexes", show.name):
+            found.append(show)
+        else:
+            found.extend(_search_starts(show.show_children, options))
+    return found
+
+
+def _display(nodes: list[ShowNode], options: Options, depth: int) -> list[ShowNode]:
+    """tfprof's ``PrintScope``/``PrintGraph``: the shown nodes among ``nodes``; a hidden node
+    passes its shown descendants up to its shown ancestor."""
+    shown: list[ShowNode] = []
+    for show in nodes:
+        visible = should_show(show, options, depth)
+        children = _display(show.show_children, options, depth + 1) if should_expand(show, options, depth) else []
+        if not visible:
+            shown.extend(children)
+            continue
+        children = sort_nodes(children, options)
+        show.show_children = children
+        if options.account_displayed_op_only:
+            show.reset_totals()
+            show.add_self_to_totals()
+            for child in children:
+                show.aggregate_totals(child)
+        show.proto.ClearField("children")
+        for child in children:
+            show.proto.children.add().CopyFrom(child.proto)
+        shown.append(show)
+    return shown
+
+
+class ScopeView:
+    """Graph nodes organised by name scope."""
+
+    def __init__(self, model: ProfileModel) -> None:
+        nodes = {name: ShowNode(name, node) for name, node in model.nodes.items()}
+        roots: list[ShowNode] = []
+        for name in sorted(nodes):
+            self._attach(nodes, roots, nodes[name])
+        self.root = ShowNode(ROOT_NAME)
+        self.root.children = roots
+
+    @staticmethod
+    def _attach(nodes: dict[str, ShowNode], roots: list[ShowNode], show: ShowNode) -> None:
+        while True:
+            prefix, slash, _ = show.name.rpartition("/")
+            if not slash:
+                roots.append(show)
+                return
+            parent = nodes.get(prefix)
+            if parent is not None:
+                parent.children.append(show)
+                return
+            parent = nodes[prefix] = ShowNode(prefix)  # a scope with no node of its own
+            parent.children.append(show)
+            show = parent
+
+    def _account(self, nodes: list[ShowNode], options: Options) -> list[ShowNode]:
+        accounted = []
+        for show in nodes:
+            children = self._account(show.children, options)
+            show.account = re_account(show, options)
+            if show.account or children:
+                show.reset_totals()
+                show.add_self_to_totals()
+                for child in children:
+                    show.aggregate_totals(child)
+                show.show_children = children
+                accounted.append(show)
+        return accounted
+
+    def show(self, options: Options) -> ShowNode:
+        root = self.root
+        root.reinit(options.step)
+        accounted = self._account(root.children, options)
+        for child in accounted:
+            root.aggregate_totals(child)
+        root.show_children = _search_starts(accounted, options)
+        return _display([root], options, ROOT_DEPTH)[0]
+
+
+class GraphView:
+    """Graph nodes organised by data flow (children are inputs)."""
+
+    def __init__(self, model: ProfileModel) -> None:
+        self.nodes = {name: ShowNode(name, node) for name, node in model.nodes.items()}
+        consumed: set[str] = set()
+        for show in self.nodes.values():
+            show.children = [self.nodes[i] for i in show.node.inputs if i in self.nodes]
+            consumed.update(i for i in show.node.inputs)
+        self.root = ShowNode(ROOT_NAME)
+        self.root.children = [s for name, s in sorted(self.nodes.items()) if name not in consumed]
+
+    def _account(self, nodes: list[ShowNode], options: Options, visited: set[str]) -> list[ShowNode]:
+        accounted: list[ShowNode] = []
+        for show in nodes:
+            if show.name in visited:
+                continue
+            visited.add(show.name)
+            children = self._account(show.children, options, visited)
+            show.account = re_account(show, options)
+            if show.account:
+                show.reset_totals()
+                show.add_self_to_totals()
+                for child in children:
+                    show.aggregate_totals(child)
+                show.show_children = children
+                accounted.append(show)
+            else:  # an unaccounted node hands its accounted inputs to its consumer
+                accounted.extend(children)
+        return accounted
+
+    def show(self, options: Options) -> ShowNode:
+        root = self.root
+        root.reinit(options.step)
+        accounted = self._account(root.children, options, set())
+        for child in accounted:
+            root.aggregate_totals(child)
+        root.show_children = _search_starts(accounted, options)
+        return _display([root], options, ROOT_DEPTH)[0]
+
+
+def tree_view(model: ProfileModel, cmd: str) -> Any:
+    """The view for ``cmd`` ``scope`` or ``graph``."""
+    return ScopeView(model) if cmd == "scope" else GraphView(model)
