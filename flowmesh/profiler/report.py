@@ -92,13 +92,11 @@ def _node_line(show: ShowNode, options: Options) -> str:
 def tree_report(root: ShowNode, options: Options) -> str:
     """The report of a ``scope``/``graph`` view, indented two spaces per level."""
     lines = [legend(options)]
-
-    def walk(show: ShowNode, indent: int) -> None:
+    stack = [(root, 0)]
+    while stack:
+        show, indent = stack.pop()
         lines.append(" " * indent + _node_line(show, options) + "\n")
-        for child in show.show_children:
-            walk(child, indent + 2)
-
-    walk(root, 0)
+        stack.extend((child, indent + 2) for child in reversed(show.show_children))
     return "".join(lines)
 
 

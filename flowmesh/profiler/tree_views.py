@@ -27,38 +27,67 @@ ROOT_DEPTH = 1
 
 
 def _search_starts(nodes: list[ShowNode], options: Options) -> list[ShowNode]:
-    """The highest nodes matching ``start_name_regexes`` (tfprof's ``SearchRoot``)."""
+    """The highest nodes matching ``start_name_regexes`` (tfprof's ``SearchRoot``), in order."""
     found: list[ShowNode] = []
-    for show in nodes:
+    stack = list(reversed(nodes))
+    while stack:
+        show = stack.pop()
         if options.matches("start_name_regexes", show.name):
             found.append(show)
         else:
-            found.extend(_search_starts(show.show_children, options))
+            stack.extend(reversed(show.show_children))
     return found
+
+
+def _finish(show: ShowNode, visible: bool, children: list[ShowNode], out: list[ShowNode],
+            options: Options) -> None:
+    if not visible:
+        out.extend(children)
+        return
+    show.show_children = sort_nodes(children, options)
+    if options.account_displayed_op_only:
+        show.reset_totals()
+        show.add_self_to_totals()
+        for child in show.show_children:
+            show.aggregate_totals(child)
+    out.append(show)
+
+
+def _fill_protos(roots: list[ShowNode]) -> None:
+    """Nests each shown node's proto under its parent's, deepest first (no recursion: graph
+    views can be thousands of nodes deep)."""
+    order: list[ShowNode] = []
+    stack = list(roots)
+    while stack:
+        show = stack.pop()
+        order.append(show)
+        stack.extend(show.show_children)
+    for show in reversed(order):
+        show.proto.ClearField("children")
+        for child in show.show_children:
+            show.proto.children.add().CopyFrom(child.proto)
 
 
 def _display(nodes: list[ShowNode], options: Options, depth: int) -> list[ShowNode]:
     """tfprof's ``PrintScope``/``PrintGraph``: the shown nodes among ``nodes``; a hidden node
-    passes its shown descendants up to its shown ancestor."""
-    shown: list[ShowNode] = []
-    for show in nodes:
-        visible = should_show(show, options, depth)
-        children = _display(show.show_children, options, depth + 1) if should_expand(show, options, depth) else []
-        if not visible:
-            shown.extend(children)
-            continue
-        children = sort_nodes(children, options)
-        show.show_children = children
-        if options.account_displayed_op_only:
-            show.reset_totals()
-            show.add_self_to_totals()
-            for child in children:
-                show.aggregate_totals(child)
-        show.proto.ClearField("children")
-        for child in children:
-            show.proto.children.add().CopyFrom(child.proto)
-        shown.append(show)
-    return shown
+    passes its shown descendants up to its shown ancestor. Iterative, for deep graphs."""
+    top: list[ShowNode] = []
+    # frame: the nodes left at this level, what they yield, the node owning them, its visibility, depth
+    frames: list[tuple[Any, list[ShowNode], ShowNode | None, bool, int]] = [(iter(nodes), top, None, False, depth)]
+    while frames:
+        remaining, shown, owner, owner_visible, level = frames[-1]
+        for show in remaining:
+            visible = should_show(show, options, level)
+            if should_expand(show, options, level):
+                frames.append((iter(show.show_children), [], show, visible, level + 1))
+                break
+            _finish(show, visible, [], shown, options)
+        else:
+            frames.pop()
+            if owner is not None:
+                _finish(owner, owner_visible, shown, frames[-1][1], options)
+    _fill_protos(top)
+    return top
 
 
 class ScopeView:
@@ -123,29 +152,40 @@ class GraphView:
         self.root = ShowNode(ROOT_NAME)
         self.root.children = [s for name, s in sorted(self.nodes.items()) if name not in consumed]
 
-    def _account(self, nodes: list[ShowNode], options: Options, visited: set[str]) -> list[ShowNode]:
-        accounted: list[ShowNode] = []
-        for show in nodes:
-            if show.name in visited:
-                continue
-            visited.add(show.name)
-            children = self._account(show.children, options, visited)
-            show.account = re_account(show, options)
-            if show.account:
-                show.reset_totals()
-                show.add_self_to_totals()
-                for child in children:
-                    show.aggregate_totals(child)
-                show.show_children = children
-                accounted.append(show)
-            else:  # an unaccounted node hands its accounted inputs to its consumer
-                accounted.extend(children)
-        return accounted
+    def _account(self, roots: list[ShowNode], options: Options) -> list[ShowNode]:
+        """Depth first over inputs, each node once; an unaccounted node hands its accounted
+        inputs to its consumer (iterative: graphs can be thousands of ops deep)."""
+        visited: set[str] = set()
+        top: list[ShowNode] = []
+        frames: list[tuple[Any, list[ShowNode], ShowNode | None]] = [(iter(roots), top, None)]
+        while frames:
+            remaining, collected, owner = frames[-1]
+            for show in remaining:
+                if show.name not in visited:
+                    visited.add(show.name)
+                    frames.append((iter(show.children), [], show))
+                    break
+            else:
+                frames.pop()
+                if owner is None:
+                    continue
+                parent = frames[-1][1]
+                owner.account = re_account(owner, options)
+                if owner.account:
+                    owner.reset_totals()
+                    owner.add_self_to_totals()
+                    for child in collected:
+                        owner.aggregate_totals(child)
+                    owner.show_children = collected
+                    parent.append(owner)
+                else:
+                    parent.extend(collected)
+        return top
 
     def show(self, options: Options) -> ShowNode:
         root = self.root
         root.reinit(options.step)
-        accounted = self._account(root.children, options, set())
+        accounted = self._account(root.children, options)
         for child in accounted:
             root.aggregate_totals(child)
         root.show_children = _search_starts(accounted, options)

@@ -157,3 +157,13 @@ def test_proto_schemas_match_tensorflow():
         ours, theirs = getattr(tf.profiler, name).DESCRIPTOR, getattr(tf1.profiler, name).DESCRIPTOR
         assert ours.full_name == theirs.full_name
         assert {(f.name, f.number) for f in ours.fields} == {(f.name, f.number) for f in theirs.fields}
+
+
+def test_graph_view_of_a_graph_deeper_than_the_recursion_limit():
+    with tf.Graph().as_default():
+        y = tf.placeholder(tf.float32, [2, 2])
+        for _ in range(1100):
+            y = y * 1.5
+        options = Builder(Builder.float_operation()).with_empty_output().build()
+        deep = tf.profiler.profile(cmd="graph", options=options)
+    assert deep.total_float_ops == 1100 * 4 and deep.children[0].total_float_ops == 1100 * 4
