@@ -121,5 +121,3 @@ def test_a_tf1_script_with_app_run_and_flag_errors(tmp_path):
     bad = run("--mode=serve")
     assert bad.returncode == 1 and "FATAL Flags parsing error: flag --mode=serve" in bad.stderr
     assert "train|eval" in bad.stderr
-    bad = run("--task_index=two")
-    assert bad.returncode == 1 and "flag --task_index=two" in bad.stderr
