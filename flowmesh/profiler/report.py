@@ -107,6 +107,7 @@ def _percent(part: int, whole: int) -> str:
 _GROUP_STATS = (("params", "parameters", lambda v: f"{format_number(v)} params"),
                 ("float_ops", "float_ops", lambda v: f"{format_number(v)} float_ops"),
                 ("bytes", "requested_bytes", format_memory), ("micros", "exec_micros", format_time),
+                ("micros", "accelerator_exec_micros", format_time), ("micros", "cpu_exec_micros", format_time),
                 ("accelerator_micros", "accelerator_exec_micros", format_time),
                 ("cpu_micros", "cpu_exec_micros", format_time))
 
@@ -115,7 +116,8 @@ def group_report(root: Any, groups: list[Any], options: Options) -> str:
     """The report of an ``op``/``code`` view: one line per shown group with each selected
     value and, as tfprof writes them, its share of the total from this group on and alone."""
     lines = [legend(options)]
-    remaining = {field: sum(getattr(g.proto, field) for g in groups) for _, field, _ in _GROUP_STATS}
+    fields = {field for _, field, _ in _GROUP_STATS}
+    remaining = {field: sum(getattr(g.proto, field) for g in groups) for field in fields}
     for group in groups:
         info = []
         for key, field, fmt in _GROUP_STATS:
@@ -124,7 +126,7 @@ def group_report(root: Any, groups: list[Any], options: Options) -> str:
                 info.append(f"{fmt(own)} ({_percent(remaining[field], whole)}, {_percent(own, whole)})")
         if "occurrence" in options.select:
             info.append(f"{len(group.accounted)}")
-        for _, field, _ in _GROUP_STATS:
+        for field in fields:
             remaining[field] -= getattr(group.proto, field)
         lines.append(f"{group.name:<25}{', '.join(info)}\n")
     return "".join(lines)

@@ -48,13 +48,15 @@ def profiles(lib):
                                  options={**lib.profiler.ProfileOptionBuilder.float_operation(), **quiet})
     by_op = lib.profiler.profile(lib.get_default_graph(), cmd="op",
                                  options={**lib.profiler.ProfileOptionBuilder.float_operation(), **quiet})
-    return params, flops, by_op
+    by_input = lib.profiler.profile(lib.get_default_graph(), cmd="graph",
+                                    options={**lib.profiler.ProfileOptionBuilder.float_operation(), **quiet})
+    return params, flops, by_op, by_input
 
 
 def test_parameters_float_operations_and_the_op_view():
     with tf.Graph().as_default():
         model(tf)
-        params, flops, by_op = profiles(tf)
+        params, flops, by_op, by_input = profiles(tf)
     assert isinstance(params, tf.profiler.GraphNodeProto) and params.name == "_TFProfRoot"
     assert params.total_parameters == 4 * 3 + 3
     assert tree(params, "total_parameters") == (
@@ -63,6 +65,8 @@ def test_parameters_float_operations_and_the_op_view():
     assert isinstance(by_op, tf.profiler.MultiGraphNodeProto)
     assert chain(by_op) == [("MatMul", 192, 263), ("BiasAdd", 24, 71), ("Square", 24, 47), ("Sum", 23, 23)]
     assert [n.name for n in by_op.children[0].graph_nodes] == ["MatMul"]
+    assert tree(by_input, "float_ops") == (
+        "_TFProfRoot", 0, (("loss", 23, (("sq", 24, (("logits", 24, (("MatMul", 192, ()),)),)),)),))
 
 
 def test_default_options_print_a_report(capsys):
@@ -142,6 +146,7 @@ def test_against_tensorflow():
     assert ours[1].total_float_ops == theirs[1].total_float_ops
     assert tree(ours[1], "total_float_ops") == tree(theirs[1], "total_float_ops")
     assert chain(ours[2]) == chain(theirs[2])
+    assert tree(ours[3], "total_float_ops") == tree(theirs[3], "total_float_ops")
     for method in ("trainable_variables_parameter", "float_operation", "time_and_memory"):
         assert getattr(Builder, method)() == getattr(tf1.profiler.ProfileOptionBuilder, method)()
     assert Builder().with_max_depth(3).select(["params"]).build() == \
