@@ -98,14 +98,17 @@ class TFDecorator:
 
     @property
     def decorator_name(self) -> str:
+        """The decorator's name (by default the function that called ``make_decorator``)."""
         return self._decorator_name
 
     @property
     def decorator_doc(self) -> str:
+        """The documentation of this application of the decorator."""
         return self._decorator_doc
 
     @property
     def decorator_argspec(self) -> inspect.FullArgSpec | None:
+        """The argspec overriding the target's signature, or None."""
         return self._decorator_argspec
 
 

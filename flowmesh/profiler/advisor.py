@@ -68,6 +68,7 @@ def expensive_operations(model: ProfileModel) -> list[str]:
 
 
 def accelerator_utilization(model: ProfileModel) -> list[str]:
+    """Accelerators busy for less than 80 % of the traced steps' span."""
     busy: dict[str, int] = defaultdict(int)
     for node in model.nodes.values():
         if is_accelerator(node.device):
@@ -84,6 +85,7 @@ def accelerator_utilization(model: ProfileModel) -> list[str]:
 
 
 def operations(model: ProfileModel) -> list[str]:
+    """Batch norm that is not fused; NHWC convolutions placed on an accelerator."""
     use_batch_norm = any("BatchNorm" in n.name for n in model.nodes.values())
     fused = any(t.startswith("FusedBatchNorm") for n in model.nodes.values() for t in n.types)
     nhwc_on_accelerator = any(n.data_format == "NHWC" and is_accelerator(n.device) for n in model.nodes.values())

@@ -56,6 +56,7 @@ class GroupNode:
 
     @property
     def stats(self) -> Any:
+        """The group's sums under ``GraphNodeProto`` field names."""
         return _Stats(self)
 
 

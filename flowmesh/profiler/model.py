@@ -28,6 +28,7 @@ def _dims(shape: TensorShape) -> list[int]:
 
 
 def is_accelerator(device: str) -> bool:
+    """Whether ``device`` names a GPU or TPU."""
     lowered = device.lower()
     return "gpu" in lowered or "tpu" in lowered
 
@@ -65,15 +66,19 @@ class ProfileNode:
         return sum(value(t) for t in self.steps.values()) // len(self.steps)
 
     def run_count(self, step: int) -> int:
+        """How often the node ran in ``step`` (-1: per added step, on average)."""
         return self._per_step(step, lambda t: t.run_count)
 
     def accelerator_micros(self, step: int) -> int:
+        """Microseconds on accelerators in ``step`` (-1: average)."""
         return self._per_step(step, lambda t: t.accelerator_micros)
 
     def cpu_micros(self, step: int) -> int:
+        """Microseconds on CPUs in ``step`` (-1: average)."""
         return self._per_step(step, lambda t: t.cpu_micros)
 
     def exec_micros(self, step: int) -> int:
+        """Accelerator plus CPU microseconds in ``step`` (-1: average)."""
         return self.accelerator_micros(step) + self.cpu_micros(step)
 
 

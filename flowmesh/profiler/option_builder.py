@@ -124,6 +124,7 @@ class ProfileOptionBuilder:
         return self
 
     def with_stdout_output(self) -> ProfileOptionBuilder:
+        """Prints the text report to stdout (the default)."""
         self._options["output"] = "stdout"
         return self
 

@@ -20,6 +20,7 @@ _LEGENDS = (("params", "# parameters"), ("float_ops", "# float_ops"), ("bytes", 
 
 
 def format_number(n: int) -> str:
+    """``n`` as tfprof prints counts: ``999``, ``1.50k``, ``2.00m``, ``3.00b``."""
     if n < 1000:
         return f"{n}"
     if n < 1000000:
@@ -30,6 +31,7 @@ def format_number(n: int) -> str:
 
 
 def format_time(micros: int) -> str:
+    """Microseconds as tfprof prints them: ``12us``, ``1.50ms``, ``2.00sec``."""
     if micros < 1000:
         return f"{micros}us"
     if micros < 1000000:
@@ -38,6 +40,7 @@ def format_time(micros: int) -> str:
 
 
 def format_memory(size: int) -> str:
+    """Bytes as tfprof prints them: ``12B``, ``1.50KB``, ``2.00MB``, ``3.00GB``."""
     if size < 1000:
         return f"{size}B"
     if size < 1000000:
@@ -48,6 +51,7 @@ def format_memory(size: int) -> str:
 
 
 def legend(options: Options) -> str:
+    """The report's header line naming the selected columns."""
     names = [text for key, text in _LEGENDS if key in options.select]
     return f"node name | {' | '.join(names)}\n"
 

@@ -34,6 +34,7 @@ class ShowNode:
 
     @property
     def types(self) -> list[str]:
+        """The node's op type and op-log types (none for a scope or the root)."""
         return self.node.types if self.node is not None else []
 
     def reinit(self, step: int) -> None:
@@ -58,18 +59,21 @@ class ShowNode:
             _shape_proto(proto.input_shapes[index], dims)
 
     def reset_totals(self) -> None:
+        """Clears the ``total_*`` fields."""
         proto = self.proto
         for key in _TOTALS:
             proto.ClearField(f"total_{key}")
         proto.ClearField("total_definition_count")
 
     def add_self_to_totals(self) -> None:
+        """Adds the node's own statistics (and one definition) to its totals."""
         proto = self.proto
         proto.total_definition_count += 1
         for key in _TOTALS:
             setattr(proto, f"total_{key}", getattr(proto, f"total_{key}") + getattr(proto, key))
 
     def aggregate_totals(self, other: ShowNode) -> None:
+        """Adds ``other``'s totals to this node's."""
         proto, theirs = self.proto, other.proto
         proto.total_definition_count += theirs.total_definition_count
         for key in _TOTALS:
@@ -103,6 +107,7 @@ def should_show(show: ShowNode, options: Options, depth: int) -> bool:
 
 
 def should_expand(show: ShowNode, options: Options, depth: int) -> bool:
+    """Whether to look below the node (not trimmed by name, not past ``max_depth``)."""
     return not options.matches("trim_name_regexes", show.name) and depth <= options.max_depth
 
 

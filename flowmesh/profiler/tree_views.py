@@ -131,6 +131,7 @@ class ScopeView:
         return accounted
 
     def show(self, options: Options) -> ShowNode:
+        """Accounts, filters and orders the view for ``options``; returns the shown root."""
         root = self.root
         root.reinit(options.step)
         accounted = self._account(root.children, options)
@@ -183,6 +184,7 @@ class GraphView:
         return top
 
     def show(self, options: Options) -> ShowNode:
+        """Accounts, filters and orders the view for ``options``; returns the shown root."""
         root = self.root
         root.reinit(options.step)
         accounted = self._account(root.children, options)

@@ -159,6 +159,7 @@ _active: list[DebugDumpWriter | None] = [None]
 
 
 def active_writer() -> DebugDumpWriter | None:
+    """The writer dumped kernels report to, or None when dumping is off."""
     return _active[0]
 
 
