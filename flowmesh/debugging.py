@@ -1,6 +1,7 @@
 # ruff: noqa: F401 - a namespace module: every import is a re-export
 """``tf.debugging``: run-time assertions, numeric checks and device-placement logging."""
 
+from flowmesh import debugging_experimental as experimental
 from flowmesh.errors import (
     disable_traceback_filtering,
     enable_traceback_filtering,

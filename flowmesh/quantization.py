@@ -2,6 +2,7 @@
 """``tf.quantization``: fake quantization (quantization-aware training) and the
 quantize/dequantize ops, as at the top level."""
 
+from flowmesh import quantization_experimental as experimental
 from flowmesh.ops.fake_quant_ops import (
     fake_quant_with_min_max_args,
     fake_quant_with_min_max_args_gradient,

@@ -62,6 +62,11 @@ def convert_to_tensor(
                 f"{value.dtype.name}: {value!r}"
             )
         return value
+    if hasattr(type(value), "__tf_tensor__"):  # tf.types.experimental.TensorProtocol
+        result = value.__tf_tensor__(dtype, name)
+        if not isinstance(result, Tensor):
+            raise TypeError(f"{type(value).__name__}.__tf_tensor__ returned {type(result).__name__}, not a Tensor")
+        return convert_to_tensor(result, dtype)
     for _, base_type, fn in _CONVERTERS:
         if isinstance(value, base_type):
             result = fn(value, dtype, name)

@@ -38,6 +38,8 @@ _PACKAGE_DIR = __file__.rsplit("/core/", 1)[0]
 
 
 CHECK_NUMERICS = [False]  # set by tf.debugging.enable_check_numerics / disable_check_numerics
+# set by tf.debugging.experimental.enable_dump_debug_info: which op types to dump (None: none)
+DEBUG_DUMP_OPS: list[Any] = [None]
 
 class Graph:
     """A TensorFlow 1.x style dataflow graph.
@@ -63,6 +65,7 @@ class Graph:
         self._seed: int | None = None
         self._last_id = 0
         self._gradient_override_map: dict[str, str] = {}
+        self._attr_scope_map: dict[str, Any] = {}
         self._unfetchable: set[Any] = set()
         self._unfeedable: set[Tensor] = set()
         self._variable_store: Any = None  # set lazily by flowmesh.ops.variable_scope
@@ -417,6 +420,8 @@ class Graph:
         attrs = dict(attrs or {})
         if CHECK_NUMERICS[0]:  # tf.debugging.enable_check_numerics: the kernel checks its outputs
             attrs.setdefault("_check_numerics", True)
+        if DEBUG_DUMP_OPS[0] is not None and DEBUG_DUMP_OPS[0](op_type):
+            attrs.setdefault("_debug_dump", True)
         override = self._gradient_override_map.get(op_type)
         if override is not None:  # TensorFlow records the override when the op is created
             attrs.setdefault("_gradient_op_type", override)
@@ -447,7 +452,32 @@ class Graph:
             for controller in self._control_dependencies_stack:
                 controller.created.add(op)
             self._version += 1
+        if self._attr_scope_map:
+            self._apply_attr_scope(op)
         return op
+
+    @contextlib.contextmanager
+    def _attr_scope(self, attr_map: dict[str, Any]) -> Iterator[None]:
+        """Ops created inside get the attributes of ``attr_map`` they do not set themselves
+        (TensorFlow's ``Graph._attr_scope``, used by ``tf.xla.experimental.jit_scope``). A
+        value may be a callable of the op's ``NodeDef`` returning the value, or None for none."""
+        if not isinstance(attr_map, dict):
+            raise TypeError(f"_attr_scope takes a dict of attribute name -> value, got {type(attr_map).__name__}")
+        saved = self._attr_scope_map
+        self._attr_scope_map = {**saved, **attr_map}
+        try:
+            yield
+        finally:
+            self._attr_scope_map = saved
+
+    def _apply_attr_scope(self, op: Operation) -> None:
+        for key, value in self._attr_scope_map.items():
+            if key in op._attrs:
+                continue
+            if callable(value):
+                value = value(op.node_def)
+            if value is not None:
+                op._attrs[key] = value
 
     def _place_new_op(self, op: Operation) -> None:
         self._apply_device_scopes(op)

@@ -12,6 +12,7 @@ Importing this package registers every built-in kernel.
 
 from flowmesh.kernels import (  # noqa: F401 - imported for registration
     array_ops,
+    audio_ops,
     batch_ops,
     bessel_ops,
     bitcast_ops,

@@ -6,6 +6,7 @@ Importing this package registers every built-in op.
 from flowmesh.ops import (  # noqa: F401 - imported for registration
     array_grad,
     array_ops,
+    audio_ops,
     batch_ops,
     bitcast_ops,
     bitwise_ops,

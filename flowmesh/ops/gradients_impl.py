@@ -22,6 +22,7 @@ from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Operation, Tensor, graph_of
 from flowmesh.core.indexed_slices import IndexedSlices
 from flowmesh.ops import array_ops, math_ops
+from flowmesh.ops.xla_compile import xla_gradient_scope
 
 # The name scope of the outermost tf.gradients call being built ("gradients", "gradients_1"):
 # TensorArray gradients key their gradient arrays by it (TensorFlow's "grad source"), also
@@ -196,7 +197,7 @@ def _call_grad_fn(graph: Any, op: Operation, out_grads: list[Any], colocate: boo
             g = array_ops.zeros_like(t)
         filled.append(g)
     scope = graph.colocate_with(op) if colocate else contextlib.nullcontext()
-    with scope, graph.name_scope(f"{op.name}_grad"):
+    with scope, graph.name_scope(f"{op.name}_grad") as grad_scope, xla_gradient_scope(op, grad_scope):
         in_grads = grad_fn(op, *filled)
     in_grads = list(in_grads) if isinstance(in_grads, (list, tuple)) else [in_grads]
     if len(in_grads) != len(op.inputs):

@@ -4,9 +4,9 @@ signature defs, ``tag_constants`` / ``signature_constants`` (TensorFlow's file f
 from types import SimpleNamespace
 
 from flowmesh.saved_model import builder as _builder
+from flowmesh.saved_model import experimental, signature_def_utils
 from flowmesh.saved_model import loader as _loader
 from flowmesh.saved_model import main_op as _main_op
-from flowmesh.saved_model import signature_def_utils
 from flowmesh.saved_model.builder import SavedModelBuilder
 from flowmesh.saved_model.constants import (
     ASSETS_DIRECTORY,
@@ -72,7 +72,7 @@ __all__ = [
     "GPU", "LEGACY_INIT_OP_KEY", "MAIN_OP_KEY", "PREDICT_INPUTS", "PREDICT_OUTPUTS", "REGRESS_INPUTS",
     "REGRESS_METHOD_NAME", "REGRESS_OUTPUTS", "SAVED_MODEL_FILENAME_PB", "SAVED_MODEL_FILENAME_PBTXT",
     "SAVED_MODEL_SCHEMA_VERSION", "SaveOptions", "TPU", "VARIABLES_DIRECTORY", "VARIABLES_FILENAME",
-    "contains_saved_model", "load_v2", "main_op", "main_op_with_restore", "save",
+    "contains_saved_model", "experimental", "load_v2", "main_op", "main_op_with_restore", "save",
     "SavedModelBuilder", "build_signature_def", "build_tensor_info", "builder",
     "classification_signature_def", "get_tensor_from_tensor_info", "is_valid_signature", "load",
     "loader", "maybe_saved_model_directory", "predict_signature_def", "regression_signature_def",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-_VARIABLE_POLICIES = (None, "none", "save_variable_devices", "expand_distributed_variables")
+from flowmesh.saved_model.variable_policy import VariablePolicy
 
 
 @dataclass
@@ -14,7 +14,8 @@ class SaveOptions:
     """Options of a SavedModel save, with TensorFlow's fields and defaults.
 
     Raises:
-        ValueError: an unknown ``experimental_variable_policy``.
+        ValueError: an unknown ``experimental_variable_policy`` (stored as a
+            :class:`VariablePolicy`, as TensorFlow does).
     """
 
     namespace_whitelist: Any = None
@@ -30,12 +31,7 @@ class SaveOptions:
     extra_tags: Any = None
 
     def __post_init__(self) -> None:
-        policy = self.experimental_variable_policy
-        if isinstance(policy, str):
-            policy = policy.lower()
-        if policy not in _VARIABLE_POLICIES:
-            raise ValueError(f"SaveOptions: experimental_variable_policy must be one of "
-                             f"{list(_VARIABLE_POLICIES)}, got {self.experimental_variable_policy!r}")
+        self.experimental_variable_policy = VariablePolicy.from_obj(self.experimental_variable_policy)
         self.namespace_whitelist = list(self.namespace_whitelist or [])
         self.function_aliases = dict(self.function_aliases or {})
 

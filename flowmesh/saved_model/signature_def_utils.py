@@ -10,6 +10,7 @@ from flowmesh.core.graph_def import shape_to_proto
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.protos.meta_graph import SignatureDef, TensorInfo
 from flowmesh.saved_model.constants import signature_constants as sc
+from flowmesh.saved_model.method_name_updater import MethodNameUpdater  # noqa: F401 - part of this namespace
 
 
 def build_tensor_info(tensor: Tensor) -> Any:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowmesh.core.graph import Operation, Tensor
+from flowmesh.kernels.contract.debug_dump import dumped_outputs
 from flowmesh.kernels.contract.numerics_check import checked_numerics
 from flowmesh.kernels.contract.registry import KernelContext, get_kernel
 
@@ -50,6 +51,8 @@ class KernelCache:
             fn = kernel_def.factory(KernelContext(op, device, self.session_state))
             if op.attrs.get("_check_numerics"):  # created under tf.debugging.enable_check_numerics
                 fn = checked_numerics(op, fn, kernel_def.needs_step)
+            if op.attrs.get("_debug_dump"):  # created under tf.debugging.experimental.enable_dump_debug_info
+                fn = dumped_outputs(op, fn)
             found = (fn, kernel_def.needs_step)
             with self._lock:
                 found = self._kernels.setdefault(key, found)
