@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("train", ("flowmesh.train", "flowmesh.metrics", "=flowmesh.summary")),
     ("collective", ("flowmesh.collective",)),
     ("high", ("flowmesh.distribute", "flowmesh.data", "flowmesh.image", "flowmesh.layers", "flowmesh.keras",
-              "flowmesh.rnn",
+              "flowmesh.rnn", "flowmesh.lookup",
               "flowmesh.estimator", "flowmesh.feature_column", "flowmesh.saved_model")),
     ("api", ("=flowmesh",)),  # the public facade; modules no entry names land here too
     # what every launcher shares: roles, supervised processes, ports
