@@ -117,11 +117,11 @@ def padded_batch(dataset: Dataset, batch_size: Any, padded_shapes: Any, padding_
         if any(s.rank is None for s in shapes):
             raise ValueError("padded_batch needs padded_shapes when a component's rank is unknown")
     else:
-        shapes = [as_shape(s) for s in _flatten_up_to(dataset.element_spec, padded_shapes)]
+        shapes = _flatten_up_to(dataset.element_spec, padded_shapes)
+    shape_tensors = [_padded_shape_tensor(s) for s in shapes]
+    shapes = [_padded_static_shape(s) for s in shapes]
     values = [_default_padding(s.dtype) for s in specs] if padding_values is None else \
         _flatten_up_to(dataset.element_spec, padding_values)
-    shape_tensors = [_int64([-1 if d is None else d for d in s.as_list()]
-                            if s.rank else np.zeros([0], np.int64)) for s in shapes]
     value_tensors = [convert_to_tensor(v, dtype=s.dtype) for v, s in zip(values, specs)]
     size, drop = _int64(batch_size), convert_to_tensor(drop_remainder, dtype=dtypes.bool)
     dim = _batch_dim(size, drop)
@@ -129,6 +129,29 @@ def padded_batch(dataset: Dataset, batch_size: Any, padded_shapes: Any, padding_
                                          for s, sp in zip(shapes, specs)])
     return _derived("PaddedBatchDatasetV2", dataset, [size, *shape_tensors, *value_tensors, drop],
                     out)
+
+
+def _padded_shape_tensor(shape: Any) -> Any:
+    """A padded shape as an int64 vector (-1: pad to the longest); a tensor is one already."""
+    from flowmesh.core.graph import Tensor
+
+    if isinstance(shape, Tensor):
+        return shape if shape.dtype == dtypes.int64 else convert_to_tensor(shape, dtype=dtypes.int64)
+    shape = as_shape(shape)
+    return _int64([-1 if d is None else d for d in shape.as_list()] if shape.rank else np.zeros([0], np.int64))
+
+
+def _padded_static_shape(shape: Any) -> TensorShape:
+    """The static shape a padded shape gives (a shape tensor's values are known at run time)."""
+    from flowmesh.core.graph import Tensor
+
+    if not isinstance(shape, Tensor):
+        return as_shape(shape)
+    value = constant_value(shape)
+    if value is not None:
+        return TensorShape([None if d < 0 else int(d) for d in np.asarray(value).reshape(-1)])
+    size = shape.shape[0] if shape.shape.rank == 1 else None
+    return unknown_shape() if size is None else TensorShape([None] * size)
 
 
 def _flatten_up_to(structure: Any, values: Any) -> list[Any]:
