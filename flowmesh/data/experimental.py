@@ -38,7 +38,7 @@ from flowmesh.data.optional import Optional, get_next_as_optional
 from flowmesh.data.options import AutoShardPolicy, Options
 from flowmesh.data.resampling import rejection_resample
 from flowmesh.data.selection import choose_from_datasets, sample_from_datasets
-from flowmesh.data.sharding import auto_shard
+from flowmesh.data.sharding import SHARD_HINT, auto_shard
 from flowmesh.data.snapshot import snapshot
 from flowmesh.data.sparse_batching import dense_to_sparse_batch
 from flowmesh.data.stateful_transforms import assert_cardinality, cardinality, scan, take_while, unique

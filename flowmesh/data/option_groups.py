@@ -34,6 +34,7 @@ class AutoShardPolicy(enum.IntEnum):
     AUTO = 0
     FILE = 1
     DATA = 2
+    HINT = 3
 
 
 class ExternalStatePolicy(enum.Enum):

@@ -213,6 +213,8 @@ def prefetch(dataset: Dataset, buffer_size: Any) -> Dataset:
 def shard(dataset: Dataset, num_shards: Any, index: Any) -> Dataset:
     n, i = _int64(num_shards), _int64(index)
     known_n, known_i = _known(n), _known(i)
+    if known_n == known_i == -1:  # SHARD_HINT: auto_shard's HINT policy fills them in
+        return _derived("ShardDataset", dataset, [n, i], dataset.element_spec)
     if known_n is not None and known_n < 1:
         raise ValueError(f"num_shards must be >= 1, got {known_n}")
     if known_n is not None and known_i is not None and not 0 <= known_i < known_n:

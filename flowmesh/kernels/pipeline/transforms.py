@@ -149,6 +149,10 @@ class ShardDataset(DatasetDef):
     """``shard(num_shards, index)``: every ``num_shards``-th element from ``index``."""
 
     def __init__(self, name: str, source: DatasetDef, num_shards: int, index: int):
+        if num_shards == -1 and index == -1:
+            raise InvalidArgumentError(f"ShardDataset '{name}': shard(SHARD_HINT, SHARD_HINT) is a placeholder "
+                                       "that only auto-sharding with AutoShardPolicy.HINT fills in; set that policy "
+                                       "(options.experimental_distribute.auto_shard_policy) or pass real values")
         if num_shards < 1:
             raise InvalidArgumentError(f"ShardDataset '{name}': num_shards must be >= 1, got "
                                        f"{num_shards}")
