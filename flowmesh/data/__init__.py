@@ -27,6 +27,7 @@ Module                        What
 ``sparse_batching.py``        dense_to_sparse_batch
 ``cardinality_padding.py``    pad_to_cardinality
 ``resampling.py``             rejection_resample
+``error_dropping.py``         ignore_errors (elements whose map/filter function fails)
 ``snapshot.py``               snapshot (a pass saved under a path, keyed by the pipeline)
 ``optional.py``               Optional, get_next_as_optional
 ``numpy_iterator.py``         NumpyIterator (elements as NumPy values, run by a session)

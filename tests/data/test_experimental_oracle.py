@@ -94,3 +94,21 @@ def test_group_by_window_flushes_partial_windows():
             lambda x: x % 3, lambda key, window: window.batch(5), window_size=5))
 
     assert_same_elements(run_flowmesh(build), run_tensorflow(build), ordered=False)
+
+
+def _failing(tf, parallel):
+    values = tf.constant([1.0, 2.0, 0.0, 4.0, -1.0, 8.0])
+
+    def check(x):
+        checked = tf.debugging.assert_positive(x, message="not positive")
+        with tf.control_dependencies([checked]):
+            return tf.identity(x) * 2
+
+    ds = _ds(tf).from_tensor_slices(values).map(check, num_parallel_calls=2 if parallel else None)
+    return ds.filter(lambda x: x < 10).prefetch(2).apply(tf.data.experimental.ignore_errors())
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_ignore_errors_drops_failing_elements(parallel):
+    assert_same_elements(run_flowmesh(lambda tf: _failing(tf, parallel)),
+                         run_tensorflow(lambda tf: _failing(tf, parallel)))
