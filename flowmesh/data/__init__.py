@@ -28,6 +28,7 @@ Module                        What
 ``cardinality_padding.py``    pad_to_cardinality
 ``resampling.py``             rejection_resample
 ``error_dropping.py``         ignore_errors (elements whose map/filter function fails)
+``debug_mode.py``             enable_debug_mode (sequential, deterministic pipelines)
 ``snapshot.py``               snapshot (a pass saved under a path, keyed by the pipeline)
 ``optional.py``               Optional, get_next_as_optional
 ``numpy_iterator.py``         NumpyIterator (elements as NumPy values, run by a session)

@@ -12,6 +12,7 @@ from flowmesh.data.dataset import AUTOTUNE, INFINITE, UNKNOWN
 from flowmesh.data.dataset_tables import DatasetInitializer, index_table_from_dataset, table_from_dataset
 from flowmesh.data.dataset_variant import from_variant, get_single_element, get_structure, to_variant
 from flowmesh.data.dataset_writer import TFRecordWriter
+from flowmesh.data.debug_mode import enable_debug_mode
 from flowmesh.data.device_transfer import copy_to_device, prefetch_to_device
 from flowmesh.data.error_dropping import ignore_errors
 from flowmesh.data.experimental_transforms import (

@@ -14,6 +14,7 @@ from flowmesh.core.shapes import TensorShape, as_shape, unknown_shape
 from flowmesh.core.type_spec import TensorSpec
 from flowmesh.data import structure as st
 from flowmesh.data.dataset import AUTOTUNE, Dataset
+from flowmesh.data.debug_mode import debug_mode_enabled
 from flowmesh.data.functions import trace
 from flowmesh.data.options import Options
 from flowmesh.data.sources import make_dataset
@@ -39,7 +40,7 @@ def map_dataset(dataset: Dataset, fn: Callable[..., Any], num_parallel_calls: in
                 deterministic: bool | None) -> Dataset:
     traced = trace(fn, dataset.element_spec, "map_fn")
     attrs = {"f": traced.graph, "deterministic": deterministic}
-    if num_parallel_calls is None:
+    if num_parallel_calls is None or debug_mode_enabled():
         return _derived("MapDataset", dataset, traced.captured, traced.output_spec, attrs)
     parallel = _int64(num_parallel_calls)
     return _derived("ParallelMapDatasetV2", dataset, [parallel, *traced.captured],
@@ -76,7 +77,7 @@ def interleave(dataset: Dataset, fn: Callable[..., Any], cycle_length: int | Non
     cycle = _int64(AUTOTUNE if cycle_length is None else cycle_length)
     block = _int64(1 if block_length is None else block_length)
     attrs = {"f": traced.graph}
-    if num_parallel_calls is None:
+    if num_parallel_calls is None or debug_mode_enabled():
         return _derived("InterleaveDataset", dataset, [cycle, block, *traced.captured], spec, attrs)
     parallel = _int64(num_parallel_calls)
     return _derived("ParallelInterleaveDatasetV4", dataset,
@@ -201,6 +202,8 @@ def counting(op_type: str, dataset: Dataset, count: Any, what: str) -> Dataset:
 
 
 def prefetch(dataset: Dataset, buffer_size: Any) -> Dataset:
+    if debug_mode_enabled():  # no asynchrony in debug mode (TensorFlow's rule)
+        return dataset
     from flowmesh.data.worker_eligibility import worker_process_eligible
 
     holds_datasets = any(isinstance(s, st.DatasetSpec) for s in st.flatten(dataset.element_spec))

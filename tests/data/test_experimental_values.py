@@ -141,3 +141,29 @@ def test_options_groups_defaults_types_and_merge():
     groups = (x.AutotuneOptions(), x.DistributeOptions(), x.OptimizationOptions(), x.ServiceOptions(),
               fm.data.ThreadingOptions())
     assert all(g == type(g)() for g in groups)
+
+
+def test_enable_debug_mode_builds_sequential_pipelines():
+    from flowmesh.data.debug_mode import toggle_debug_mode
+
+    def build(tf):
+        return tf.data.Dataset.range(20).map(lambda x: x * 3, num_parallel_calls=4).interleave(
+            lambda x: tf.data.Dataset.range(x, x + 2), cycle_length=2, num_parallel_calls=2).prefetch(4)
+
+    try:
+        fm.data.experimental.enable_debug_mode()
+        with fm.Graph().as_default():
+            dataset = build(fm)
+            types = {op.type for op in fm.get_default_graph().get_operations()}
+            assert "ParallelMapDatasetV2" not in types and "ParallelInterleaveDatasetV4" not in types
+            assert "PrefetchDataset" not in types and "MapDataset" in types
+            element = fm.data.make_one_shot_iterator(dataset).get_next()
+            with fm.Session() as sess:
+                ours = [sess.run(element) for _ in range(40)]
+    finally:
+        toggle_debug_mode(False)
+    with fm.Graph().as_default():
+        element = fm.data.make_one_shot_iterator(build(fm)).get_next()
+        assert "PrefetchDataset" in {op.type for op in fm.get_default_graph().get_operations()}
+        with fm.Session() as sess:
+            assert ours == [sess.run(element) for _ in range(40)]  # the same elements, in the same order
