@@ -180,12 +180,9 @@ def make_csv_dataset(file_pattern: Any, batch_size: int, column_names: Sequence[
     ``num_epochs=None`` repeats forever (and drops the final partial batch).
 
     Raises:
-        ValueError: no matching files, duplicate or unknown columns, mismatched lengths,
-            ``ignore_errors`` (flowmesh does not skip bad records), no header and no names.
+        ValueError: no matching files, duplicate or unknown columns, mismatched lengths, no
+            header and no names.
     """
-    if ignore_errors:
-        raise ValueError("make_csv_dataset: ignore_errors=True is not supported by flowmesh; clean the files or "
-                         "pass column_defaults for fields that may be empty")
     files = _file_names(file_pattern)
     options = {"compression": compression_type, "field_delim": field_delim, "use_quote_delim": use_quote_delim}
     if column_names is None:
@@ -211,9 +208,14 @@ def make_csv_dataset(file_pattern: Any, batch_size: int, column_names: Sequence[
         raise ValueError(f"`label_name` provided must be one of the columns: {names}. Received: {label_name}.")
 
     def records(filename: Any) -> Dataset:
-        return CsvDataset(filename, defaults, compression_type=compression_type, header=header,
-                          field_delim=field_delim, use_quote_delim=use_quote_delim, na_value=na_value,
-                          select_cols=select)
+        dataset = CsvDataset(filename, defaults, compression_type=compression_type, header=header,
+                             field_delim=field_delim, use_quote_delim=use_quote_delim, na_value=na_value,
+                             select_cols=select)
+        if ignore_errors:  # rows that do not parse are dropped
+            from flowmesh.data.error_dropping import ignore_errors as drop_errors
+
+            dataset = dataset.apply(drop_errors())
+        return dataset
 
     def to_features(*columns: Any) -> Any:
         features = collections.OrderedDict(zip(names, columns))

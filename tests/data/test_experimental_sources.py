@@ -61,6 +61,15 @@ def test_make_csv_dataset(csv_file):
     assert_same_elements([dict(f) for f in run_flowmesh(selected)], [dict(f) for f in run_tensorflow(selected)])
     with pytest.raises(ValueError, match="label_name"):
         fm.data.experimental.make_csv_dataset(csv_file, 2, label_name="nope")
+
+    def skipping(tf):
+        return tf.data.experimental.make_csv_dataset(bad_file, 2, column_defaults=[tf.int64, tf.string],
+                                                     num_epochs=1, shuffle=False, ignore_errors=True)
+
+    bad_file = csv_file + ".bad.csv"
+    with open(bad_file, "w") as f:
+        f.write("id,name\n1,a\nx,b\n3,c\n4,d,extra\n5,e\n")
+    assert_same_elements([dict(f) for f in run_flowmesh(skipping)], [dict(f) for f in run_tensorflow(skipping)])
     with pytest.raises(ValueError, match="No files match"):
         fm.data.experimental.make_csv_dataset(csv_file + ".missing*", 2)
 
@@ -126,7 +135,7 @@ def test_tfrecord_writer_writes_what_tensorflow_writes(tmp_path):
     for compression in (None, "GZIP"):
         ours, theirs = write(fm, f"ours{compression}", compression), write(tf1, f"tf{compression}", compression)
         assert list(fm.io.tf_record_iterator(ours, compression)) == list(tf1.io.tf_record_iterator(theirs, compression))
-    assert open(str(tmp_path / "oursNone"), "rb").read() == open(str(tmp_path / "tfNone"), "rb").read()
+    assert (tmp_path / "oursNone").read_bytes() == (tmp_path / "tfNone").read_bytes()
     with pytest.raises(TypeError, match="scalar `string`"):
         fm.data.experimental.TFRecordWriter(str(tmp_path / "x")).write(fm.data.Dataset.range(2))
 
