@@ -189,12 +189,12 @@ def test_random_dataset_range_and_determinism():
 def test_sample_from_datasets_follows_the_weights():
     def build(tf, seed=7):
         datasets = [tf.data.Dataset.from_tensors(np.int64(i)).repeat() for i in range(3)]
-        return tf.data.experimental.sample_from_datasets(datasets, [0.5, 0.3, 0.2], seed=seed).take(3000)
+        return tf.data.experimental.sample_from_datasets(datasets, [0.5, 0.3, 0.2], seed=seed).take(1500)
 
     ours = np.array(run_flowmesh(build))
     theirs = np.array(run_tensorflow(build))
     for sample in (ours, theirs):
-        np.testing.assert_allclose(np.bincount(sample, minlength=3) / 3000, [0.5, 0.3, 0.2], atol=0.04)
+        np.testing.assert_allclose(np.bincount(sample, minlength=3) / 1500, [0.5, 0.3, 0.2], atol=0.05)
     np.testing.assert_array_equal(ours, np.array(run_flowmesh(build)))
 
     def until_empty(tf):
