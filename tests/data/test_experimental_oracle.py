@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import flowmesh as fm
+from flowmesh.testing.tf_oracle import require_tensorflow
 from tests.data.helpers import assert_same_elements, run_flowmesh, run_tensorflow
 
 
@@ -66,6 +68,12 @@ CASES = {
         _x(tf).dense_to_sparse_batch(2, [6])),
     "dense_to_sparse_batch_unknown_dim": lambda tf: _ds(tf).range(1, 4).map(lambda n: tf.fill([2, n], n)).apply(
         _x(tf).dense_to_sparse_batch(3, tf.TensorShape([2, None]))),
+    "methods_scan_take_while_unique": lambda tf: _ds(tf).from_tensor_slices(np.array([1, 1, 2, 3, 3, 9, 4], np.int64))
+    .unique().scan(np.int64(0), lambda s, x: (s + x, s + x)).take_while(lambda x: x < 10),
+    "methods_group_by_window": lambda tf: _ds(tf).range(12).group_by_window(
+        lambda x: x % 2, lambda key, window: window.batch(3), window_size=3),
+    "methods_choose_from_datasets": lambda tf: _ds(tf).choose_from_datasets(
+        [_ds(tf).range(2), _ds(tf).range(10, 13)], _ds(tf).from_tensor_slices(np.array([1, 0, 0, 0, 1], np.int64))),
     "from_variant_to_variant": lambda tf: _x(tf).from_variant(
         _x(tf).to_variant(_ds(tf).range(3)), _x(tf).get_structure(_ds(tf).range(3))),
 }
@@ -112,3 +120,20 @@ def _failing(tf, parallel):
 def test_ignore_errors_drops_failing_elements(parallel):
     assert_same_elements(run_flowmesh(lambda tf: _failing(tf, parallel)),
                          run_tensorflow(lambda tf: _failing(tf, parallel)))
+
+
+
+def test_dataset_methods_single_element_and_cardinality():
+    def build(tf):
+        ds = _ds(tf).range(4)
+        return ds.take(1).get_single_element(), ds.cardinality(), ds.filter(lambda x: x > 0).cardinality()
+
+    results = []
+    for tf in (fm, require_tensorflow()):
+        with tf.Graph().as_default():
+            fetches = build(tf)
+            with tf.Session() as sess:
+                results.append(tuple(int(v) for v in sess.run(fetches)))
+    assert results[0] == results[1] == (0, 4, -2)
+    assert [int(v) for v in run_flowmesh(lambda tf: _ds(tf).random(seed=5).take(3))] == \
+        [int(v) for v in run_flowmesh(lambda tf: _ds(tf).random(seed=5).take(3))]
