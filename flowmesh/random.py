@@ -2,6 +2,7 @@
 """``tf.random``: the TensorFlow 2 spellings of the random ops (``tf.random.normal`` is
 ``tf.random_normal``), with TensorFlow's graph-level / op-level seed rules."""
 
+from flowmesh import random_experimental as experimental
 from flowmesh.ops.candidate_sampling_ops import (
     all_candidate_sampler,
     log_uniform_candidate_sampler,

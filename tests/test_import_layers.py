@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("train", ("flowmesh.train", "flowmesh.metrics", "=flowmesh.summary")),
     ("collective", ("flowmesh.collective",)),
     ("high", ("flowmesh.distribute", "flowmesh.data", "flowmesh.image", "flowmesh.layers", "flowmesh.keras",
-              "flowmesh.rnn",
+              "flowmesh.rnn", "flowmesh.lookup",
               "flowmesh.estimator", "flowmesh.feature_column", "flowmesh.saved_model")),
     ("api", ("=flowmesh",)),  # the public facade; modules no entry names land here too
     # what every launcher shares: roles, supervised processes, ports
@@ -62,7 +62,10 @@ ALLOWED_CYCLES: tuple[frozenset[str], ...] = (
     # keeps them in one file (dataset_ops.py), flowmesh.data splits them by concept.
     frozenset(f"flowmesh.data.{name}" for name in (
         "dataset", "functions", "iterator", "sources", "structure", "transformations",
-        "vectorize")),
+        "vectorize",
+        # TensorFlow 2's Dataset methods over tf.data.experimental's functions (ds.scan ...)
+        "dataset_variant", "error_dropping", "generated_sources", "grouping", "numpy_iterator",
+        "resampling", "selection", "snapshot", "stateful_transforms")),
     # Keras models serialize themselves and model configs build models (get_config /
     # from_config), as in Keras itself; so do layers holding layers (wrappers, RNN(cell),
     # StackedRNNCells), whose configs carry the inner layers' configs.

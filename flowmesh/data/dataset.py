@@ -243,6 +243,105 @@ class Dataset:
         """The options of this dataset (merged from every ``with_options``)."""
         return self._options
 
+    # --- TensorFlow 2's methods over tf.data.experimental (data/*.py) -------------------------
+    def scan(self, initial_state: Any, scan_func: Callable[..., Any]) -> Dataset:
+        """``scan_func(state, element) -> (new_state, output)`` over the elements."""
+        from flowmesh.data.stateful_transforms import scan
+
+        return self.apply(scan(initial_state, scan_func))
+
+    def take_while(self, predicate: Callable[..., Any]) -> Dataset:
+        """The elements up to the first for which ``predicate`` is ``False``."""
+        from flowmesh.data.stateful_transforms import take_while
+
+        return self.apply(take_while(predicate))
+
+    def unique(self) -> Dataset:
+        """Each distinct element once (int32, int64 or string scalars)."""
+        from flowmesh.data.stateful_transforms import unique
+
+        return self.apply(unique())
+
+    def cardinality(self) -> Tensor:
+        """The number of elements (int64; -1 infinite, -2 unknown)."""
+        from flowmesh.data.stateful_transforms import cardinality
+
+        return cardinality(self)
+
+    def group_by_window(self, key_func: Callable[..., Any], reduce_func: Callable[..., Any],
+                        window_size: Any = None, window_size_func: Callable[..., Any] | None = None) -> Dataset:
+        """See ``tf.data.experimental.group_by_window``."""
+        from flowmesh.data.grouping import group_by_window
+
+        return self.apply(group_by_window(key_func, reduce_func, window_size, window_size_func))
+
+    def bucket_by_sequence_length(self, element_length_func: Callable[..., Any], bucket_boundaries: Sequence[int],
+                                  bucket_batch_sizes: Sequence[int], padded_shapes: Any = None,
+                                  padding_values: Any = None, pad_to_bucket_boundary: bool = False,
+                                  no_padding: bool = False, drop_remainder: bool = False) -> Dataset:
+        """See ``tf.data.experimental.bucket_by_sequence_length``."""
+        from flowmesh.data.grouping import bucket_by_sequence_length
+
+        return self.apply(bucket_by_sequence_length(element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                                    padded_shapes, padding_values, pad_to_bucket_boundary,
+                                                    no_padding, drop_remainder))
+
+    def rejection_resample(self, class_func: Callable[..., Any], target_dist: Any, initial_dist: Any = None,
+                           seed: int | None = None) -> Dataset:
+        """See ``tf.data.experimental.rejection_resample``."""
+        from flowmesh.data.resampling import rejection_resample
+
+        return self.apply(rejection_resample(class_func, target_dist, initial_dist, seed))
+
+    def ignore_errors(self, log_warning: bool = False) -> Dataset:
+        """Drops the elements whose ``map``/``filter`` function fails."""
+        from flowmesh.data.error_dropping import ignore_errors
+
+        return self.apply(ignore_errors(log_warning))
+
+    def snapshot(self, path: str, compression: str | None = "AUTO", reader_func: Callable[..., Any] | None = None,
+                 shard_func: Callable[..., Any] | None = None) -> Dataset:
+        """See ``tf.data.experimental.snapshot``."""
+        from flowmesh.data.snapshot import snapshot
+
+        return self.apply(snapshot(path, compression, reader_func, shard_func))
+
+    def get_single_element(self) -> Any:
+        """The one element, computed when run (``InvalidArgumentError`` otherwise)."""
+        from flowmesh.data.dataset_variant import get_single_element
+
+        return get_single_element(self)
+
+    def as_numpy_iterator(self) -> Any:
+        """The elements as NumPy values (a ``tf.data.NumpyIterator``, run in its own session)."""
+        from flowmesh.data.numpy_iterator import NumpyIterator
+
+        return NumpyIterator(self)
+
+    @staticmethod
+    def random(seed: int | None = None, rerandomize_each_iteration: bool | None = None) -> Dataset:
+        """Endless uniform random int64 values in ``[0, 2**32)``, deterministic given ``seed``."""
+        from flowmesh.data.generated_sources import RandomDataset
+
+        return RandomDataset(seed, rerandomize_each_iteration)
+
+    @staticmethod
+    def sample_from_datasets(datasets: Sequence[Dataset], weights: Any = None, seed: int | None = None,
+                             stop_on_empty_dataset: bool = False) -> Dataset:
+        """See ``tf.data.experimental.sample_from_datasets``."""
+        from flowmesh.data.selection import sample_from_datasets
+
+        return sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)
+
+    @staticmethod
+    def choose_from_datasets(datasets: Sequence[Dataset], choice_dataset: Dataset,
+                             stop_on_empty_dataset: bool = True) -> Dataset:
+        """See ``tf.data.experimental.choose_from_datasets`` (which stops on an empty
+        dataset by default here, as TensorFlow's method does)."""
+        from flowmesh.data.selection import choose_from_datasets
+
+        return choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+
     # --- iterators ---------------------------------------------------------------------------
     def make_one_shot_iterator(self) -> Any:
         """An iterator that starts on this dataset the first time it runs (no initializer)."""

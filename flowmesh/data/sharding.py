@@ -10,6 +10,9 @@
 * **DATA**: otherwise every worker reads everything and keeps every ``n``-th element of the
   final dataset (``shard(n, i)`` at the end).
 
+* **HINT**: every ``shard(SHARD_HINT, SHARD_HINT)`` in the dataset's chain of stages becomes
+  ``shard(num_workers, index)``; nothing else is sharded.
+
 The decision is logged (``auto-shard: FILE policy ...`` / ``DATA policy ...``), never a
 silent fallback. ``options.experimental_distribute.auto_shard_policy`` (``AutoShardPolicy``)
 forces a policy or turns sharding ``OFF``; FILE with too few files is an error.
@@ -57,6 +60,8 @@ def auto_shard(dataset: Dataset, num_workers: int | None = None, index: int | No
         raise InvalidArgumentError(f"auto_shard: worker index {index} is not in [0, {num_workers})")
     policy = dataset.options().experimental_distribute.auto_shard_policy
     policy = AutoShardPolicy.AUTO if policy is None else AutoShardPolicy(policy)
+    if policy == AutoShardPolicy.HINT:
+        return _replace_hints(dataset, num_workers, index)
     if num_workers == 1 or policy == AutoShardPolicy.OFF:
         return dataset
     source, count = _file_source(dataset) if policy != AutoShardPolicy.DATA else (None, None)
@@ -143,4 +148,32 @@ def _rebuild(dataset: Dataset, source: Operation, num_workers: int, index: int) 
                                "output_shapes": source.attrs["output_shapes"]}, name="AutoShard")
     for op in reversed(chain[:chain.index(source)]):
         variant = make_tensor(op.type, [variant, *op.inputs[1:]], dict(op.attrs), name=op.type)
+    return Dataset(variant, dataset.element_spec, dataset.options())
+
+
+SHARD_HINT = -1
+
+
+def _is_hint(op: Operation) -> bool:
+    if op.type != "ShardDataset":
+        return False
+    values = [constant_value(t) for t in op.inputs[1:]]
+    return all(v is not None and int(np.asarray(v)) == SHARD_HINT for v in values)
+
+
+def _replace_hints(dataset: Dataset, num_workers: int, index: int) -> Dataset:
+    """``dataset`` with its ``shard(SHARD_HINT, SHARD_HINT)`` stages made ``shard(num_workers,
+    index)`` (HINT policy)."""
+    chain = _chain(dataset._variant_tensor)
+    hints = [op for op in chain if _is_hint(op)]
+    logging.info("auto-shard: HINT policy: %d shard hints become shard(%d, %d)", len(hints), num_workers, index)
+    if not hints:
+        return dataset
+    n = convert_to_tensor(num_workers, dtype=dtypes.int64)
+    i = convert_to_tensor(index, dtype=dtypes.int64)
+    bottom = chain.index(hints[-1])
+    variant = chain[bottom].inputs[0]
+    for op in reversed(chain[:bottom + 1]):
+        inputs = [n, i] if op in hints else list(op.inputs[1:])
+        variant = make_tensor(op.type, [variant, *inputs], dict(op.attrs), name=op.type)
     return Dataset(variant, dataset.element_spec, dataset.options())

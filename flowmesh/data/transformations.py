@@ -14,6 +14,7 @@ from flowmesh.core.shapes import TensorShape, as_shape, unknown_shape
 from flowmesh.core.type_spec import TensorSpec
 from flowmesh.data import structure as st
 from flowmesh.data.dataset import AUTOTUNE, Dataset
+from flowmesh.data.debug_mode import debug_mode_enabled
 from flowmesh.data.functions import trace
 from flowmesh.data.options import Options
 from flowmesh.data.sources import make_dataset
@@ -39,7 +40,7 @@ def map_dataset(dataset: Dataset, fn: Callable[..., Any], num_parallel_calls: in
                 deterministic: bool | None) -> Dataset:
     traced = trace(fn, dataset.element_spec, "map_fn")
     attrs = {"f": traced.graph, "deterministic": deterministic}
-    if num_parallel_calls is None:
+    if num_parallel_calls is None or debug_mode_enabled():
         return _derived("MapDataset", dataset, traced.captured, traced.output_spec, attrs)
     parallel = _int64(num_parallel_calls)
     return _derived("ParallelMapDatasetV2", dataset, [parallel, *traced.captured],
@@ -76,7 +77,7 @@ def interleave(dataset: Dataset, fn: Callable[..., Any], cycle_length: int | Non
     cycle = _int64(AUTOTUNE if cycle_length is None else cycle_length)
     block = _int64(1 if block_length is None else block_length)
     attrs = {"f": traced.graph}
-    if num_parallel_calls is None:
+    if num_parallel_calls is None or debug_mode_enabled():
         return _derived("InterleaveDataset", dataset, [cycle, block, *traced.captured], spec, attrs)
     parallel = _int64(num_parallel_calls)
     return _derived("ParallelInterleaveDatasetV4", dataset,
@@ -117,11 +118,11 @@ def padded_batch(dataset: Dataset, batch_size: Any, padded_shapes: Any, padding_
         if any(s.rank is None for s in shapes):
             raise ValueError("padded_batch needs padded_shapes when a component's rank is unknown")
     else:
-        shapes = [as_shape(s) for s in _flatten_up_to(dataset.element_spec, padded_shapes)]
+        shapes = _flatten_up_to(dataset.element_spec, padded_shapes)
+    shape_tensors = [_padded_shape_tensor(s) for s in shapes]
+    shapes = [_padded_static_shape(s) for s in shapes]
     values = [_default_padding(s.dtype) for s in specs] if padding_values is None else \
         _flatten_up_to(dataset.element_spec, padding_values)
-    shape_tensors = [_int64([-1 if d is None else d for d in s.as_list()]
-                            if s.rank else np.zeros([0], np.int64)) for s in shapes]
     value_tensors = [convert_to_tensor(v, dtype=s.dtype) for v, s in zip(values, specs)]
     size, drop = _int64(batch_size), convert_to_tensor(drop_remainder, dtype=dtypes.bool)
     dim = _batch_dim(size, drop)
@@ -129,6 +130,29 @@ def padded_batch(dataset: Dataset, batch_size: Any, padded_shapes: Any, padding_
                                          for s, sp in zip(shapes, specs)])
     return _derived("PaddedBatchDatasetV2", dataset, [size, *shape_tensors, *value_tensors, drop],
                     out)
+
+
+def _padded_shape_tensor(shape: Any) -> Any:
+    """A padded shape as an int64 vector (-1: pad to the longest); a tensor is one already."""
+    from flowmesh.core.graph import Tensor
+
+    if isinstance(shape, Tensor):
+        return shape if shape.dtype == dtypes.int64 else convert_to_tensor(shape, dtype=dtypes.int64)
+    shape = as_shape(shape)
+    return _int64([-1 if d is None else d for d in shape.as_list()] if shape.rank else np.zeros([0], np.int64))
+
+
+def _padded_static_shape(shape: Any) -> TensorShape:
+    """The static shape a padded shape gives (a shape tensor's values are known at run time)."""
+    from flowmesh.core.graph import Tensor
+
+    if not isinstance(shape, Tensor):
+        return as_shape(shape)
+    value = constant_value(shape)
+    if value is not None:
+        return TensorShape([None if d < 0 else int(d) for d in np.asarray(value).reshape(-1)])
+    size = shape.shape[0] if shape.shape.rank == 1 else None
+    return unknown_shape() if size is None else TensorShape([None] * size)
 
 
 def _flatten_up_to(structure: Any, values: Any) -> list[Any]:
@@ -178,6 +202,8 @@ def counting(op_type: str, dataset: Dataset, count: Any, what: str) -> Dataset:
 
 
 def prefetch(dataset: Dataset, buffer_size: Any) -> Dataset:
+    if debug_mode_enabled():  # no asynchrony in debug mode (TensorFlow's rule)
+        return dataset
     from flowmesh.data.worker_eligibility import worker_process_eligible
 
     holds_datasets = any(isinstance(s, st.DatasetSpec) for s in st.flatten(dataset.element_spec))
@@ -190,6 +216,8 @@ def prefetch(dataset: Dataset, buffer_size: Any) -> Dataset:
 def shard(dataset: Dataset, num_shards: Any, index: Any) -> Dataset:
     n, i = _int64(num_shards), _int64(index)
     known_n, known_i = _known(n), _known(i)
+    if known_n == known_i == -1:  # SHARD_HINT: auto_shard's HINT policy fills them in
+        return _derived("ShardDataset", dataset, [n, i], dataset.element_spec)
     if known_n is not None and known_n < 1:
         raise ValueError(f"num_shards must be >= 1, got {known_n}")
     if known_n is not None and known_i is not None and not 0 <= known_i < known_n:

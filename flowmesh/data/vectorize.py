@@ -74,6 +74,8 @@ def batched_map(dataset: Dataset, size: Tensor, drop: Tensor, spec: Any) -> Data
     if not maps or any(m.graph is not get_default_graph() for m in maps):
         return None
     source = maps[-1].inputs[0]
+    if "output_types" not in source.op.attrs:
+        return None  # a dataset passed into a function (group_by_window's window): no element types here
     types = list(source.op.attrs["output_types"])
     shapes = [TensorShape(s) for s in source.op.attrs["output_shapes"]]
     if not all(s.is_fully_defined() for s in shapes):

@@ -27,7 +27,7 @@ from flowmesh.kernels.pipeline import (
     sources,
     transforms,
 )
-from flowmesh.kernels.pipeline.base import DatasetDef, Function
+from flowmesh.kernels.pipeline.base import DatasetDef, ErrorDroppingFunction, Function
 
 _CPU = ("CPU",)
 
@@ -39,6 +39,15 @@ def _int(value: Any) -> int:
 def _program(ctx: KernelContext, attr: str, label: str) -> FunctionProgram:
     graph = ctx.attr(attr)
     return FunctionProgram(ctx, graph, graph.outputs, label)
+
+
+def _function_maker(ctx: KernelContext) -> Any:
+    """What makes the stage's function: under ``ignore_errors`` (the op's attr) one that
+    drops the elements it fails on."""
+    if not ctx.attr("ignore_errors", False):
+        return Function
+    stage, log = f"{ctx.op.type} '{ctx.op.name}'", bool(ctx.attr("log_warning", False))
+    return lambda program, captured: ErrorDroppingFunction(program, captured, stage, log)
 
 
 def _dataset_kernel(op_type: str):
@@ -87,17 +96,17 @@ def _concatenate(ctx: KernelContext):
 # --- element-wise -----------------------------------------------------------------------------
 @_dataset_kernel("MapDataset")
 def _map(ctx: KernelContext):
-    name, program = ctx.op.name, _program(ctx, "f", "the map function")
-    return lambda source, *captured: transforms.MapDataset(name, source, Function(program, captured))
+    name, program, make = ctx.op.name, _program(ctx, "f", "the map function"), _function_maker(ctx)
+    return lambda source, *captured: transforms.MapDataset(name, source, make(program, captured))
 
 
 @_dataset_kernel("ParallelMapDatasetV2")
 def _parallel_map(ctx: KernelContext):
     name, program = ctx.op.name, _program(ctx, "f", "the map function")
-    deterministic = ctx.attr("deterministic")
+    deterministic, make_function = ctx.attr("deterministic"), _function_maker(ctx)
 
     def make(source: DatasetDef, parallelism: Any, *captured: Any) -> DatasetDef:
-        return parallel.ParallelMapDataset(name, source, Function(program, captured),
+        return parallel.ParallelMapDataset(name, source, make_function(program, captured),
                                            _int(parallelism), deterministic)
 
     return make
@@ -106,8 +115,8 @@ def _parallel_map(ctx: KernelContext):
 @_dataset_kernel("FilterDataset")
 def _filter(ctx: KernelContext):
     name, program = ctx.op.name, _program(ctx, "predicate", "the filter predicate")
-    return lambda source, *captured: transforms.FilterDataset(name, source,
-                                                              Function(program, captured))
+    make = _function_maker(ctx)
+    return lambda source, *captured: transforms.FilterDataset(name, source, make(program, captured))
 
 
 @_dataset_kernel("FlatMapDataset")

@@ -18,6 +18,7 @@ import weakref
 from typing import Any
 
 import numpy as np
+import torch
 
 from flowmesh.errors import (
     CancelledError,
@@ -185,6 +186,38 @@ def _get_next(ctx: KernelContext):
                 f"IteratorGetNext: the dataset produced {len(element)} components, the iterator "
                 f"expects {count}")
         return as_value(element[0]) if count == 1 else tuple(as_value(v) for v in element)
+
+    return get_next
+
+
+def _zeros(dtype: Any, shape: Any) -> Any:
+    from flowmesh.core import dtypes
+    from flowmesh.kernels.contract.convert import torch_dtype
+
+    dims = [0 if d is None else d for d in shape.as_list()] if shape.rank is not None else [0]
+    if dtype == dtypes.string:
+        out = np.empty(dims, dtype=object)
+        out.fill(b"")
+        return out
+    return torch.zeros(dims, dtype=torch_dtype(dtype))
+
+
+@kernel("IteratorGetNextAsOptional", device_types=_CPU)
+def _get_next_as_optional(ctx: KernelContext):
+    """``(True, *element)``, or ``(False, *zeros)`` at the end of the data."""
+    from flowmesh.core.shapes import as_shape
+
+    specs = [(t, as_shape(s)) for t, s in zip(ctx.attr("output_types"), ctx.attr("output_shapes"))]
+
+    def get_next(handle: Any) -> Any:
+        try:
+            element = _as_iterator(handle, "IteratorGetNextAsOptional").get_next()
+        except OutOfRangeError:
+            return (torch.tensor(False), *(_zeros(t, s) for t, s in specs))
+        if len(element) != len(specs):
+            raise InvalidArgumentError(f"IteratorGetNextAsOptional: the dataset produced {len(element)} components, "
+                                       f"the iterator expects {len(specs)}")
+        return (torch.tensor(True), *(as_value(v) for v in element))
 
     return get_next
 

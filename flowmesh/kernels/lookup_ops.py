@@ -43,8 +43,20 @@ class TableState:
         get = self.entries.get
         return [get(k, default) for k in keys]
 
+    def lookup(self, keys: Any, default: Any, out_dtype: Any) -> Any:
+        """``LookupTableFindV2``: the values of the runtime tensor ``keys``, shaped as it.
 
-def _python_values(value: Any) -> list[Any]:
+        Raises:
+            InvalidArgumentError: ``default`` is not a scalar (these tables hold scalars).
+        """
+        defaults = python_values(default)
+        if len(defaults) != 1 or _shape(default):
+            raise InvalidArgumentError(f"Table '{self.name}' holds scalar values: default_value must be a "
+                                       f"scalar, got shape {list(_shape(default))}")
+        return as_runtime(self.find(python_values(keys), defaults[0]), out_dtype, _shape(keys))
+
+
+def python_values(value: Any) -> list[Any]:
     """A runtime tensor's elements as hashable Python values (bytes or numbers)."""
     if isinstance(value, torch.Tensor):
         return value.reshape(-1).tolist()
@@ -52,7 +64,7 @@ def _python_values(value: Any) -> list[Any]:
     return [v.encode() if isinstance(v, str) else (v.item() if hasattr(v, "item") else v) for v in array]
 
 
-def _as_runtime(values: list[Any], dtype: Any, shape: tuple[int, ...]) -> Any:
+def as_runtime(values: list[Any], dtype: Any, shape: tuple[int, ...]) -> Any:
     if dtype == dtypes.string:
         out = np.empty(len(values), dtype=object)
         out[:] = values
@@ -66,7 +78,7 @@ def _shape(value: Any) -> tuple[int, ...]:
     return tuple(value.shape) if hasattr(value, "shape") else ()
 
 
-def _table(value: Any, op_type: str) -> TableState:
+def table_of(value: Any, op_type: str) -> TableState:
     if not isinstance(value, TableState):
         raise InvalidArgumentError(f"{op_type} expects a table handle, got {type(value).__name__}")
     return value
@@ -84,8 +96,8 @@ def _hash_table(ctx: KernelContext):
 def _import(op_type: str):
     def make(ctx: KernelContext):
         def fill(handle: Any, keys: Any, values: Any) -> None:
-            table = _table(handle, op_type)
-            table.fill(dict(zip(_python_values(keys), _python_values(values))))
+            table = table_of(handle, op_type)
+            table.fill(dict(zip(python_values(keys), python_values(values))))
         return fill
     return make
 
@@ -99,9 +111,7 @@ def _find(ctx: KernelContext):
     out_dtype = ctx.output_dtypes[0]
 
     def find(handle: Any, keys: Any, default: Any) -> Any:
-        table = _table(handle, "LookupTableFindV2")
-        found = table.find(_python_values(keys), _python_values(default)[0])
-        return _as_runtime(found, out_dtype, _shape(keys))
+        return table_of(handle, "LookupTableFindV2").lookup(keys, default, out_dtype)
 
     return find
 
@@ -109,7 +119,7 @@ def _find(ctx: KernelContext):
 @kernel("LookupTableSizeV2")
 def _size(ctx: KernelContext):
     def size(handle: Any) -> Any:
-        table = _table(handle, "LookupTableSizeV2")
+        table = table_of(handle, "LookupTableSizeV2")
         return torch.tensor(len(table.entries or {}), dtype=torch.int64)
 
     return size
@@ -144,7 +154,7 @@ def _from_text_file(ctx: KernelContext):
     def fill(handle: Any, filename: Any) -> None:
         from flowmesh.kernels.io_ops import scalar_string
 
-        table = _table(handle, "InitializeTableFromTextFileV2")
+        table = table_of(handle, "InitializeTableFromTextFileV2")
         path = scalar_string(filename)
         try:
             with open(path, "rb") as f:

@@ -3,8 +3,8 @@
 from tensors (``KeyValueTensorInitializer``) or a text file (``TextFileInitializer``) by an
 op in ``GraphKeys.TABLE_INITIALIZERS`` (``tf.tables_initializer()`` runs it).
 
-Where flowmesh differs: the tables hold scalar values; ``MutableHashTable`` and
-``DenseHashTable`` (``tf.lookup.experimental``) are not implemented yet.
+Where flowmesh differs: the static tables hold scalar values. The mutable tables
+(``tf.lookup.experimental``) are in ``mutable_tables.py``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import GraphKeys, Operation, Tensor, add_to_collection, name_scope
+from flowmesh.lookup import experimental
 from flowmesh.ops._builders import make_op, make_tensor
 
 
@@ -203,5 +204,5 @@ class StaticVocabularyTable:
         return self.lookup(keys)
 
 
-__all__ = ["KeyValueTensorInitializer", "StaticHashTable", "StaticVocabularyTable", "TextFileIndex",
+__all__ = ["KeyValueTensorInitializer", "experimental", "StaticHashTable", "StaticVocabularyTable", "TextFileIndex",
            "TextFileInitializer"]

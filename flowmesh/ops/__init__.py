@@ -55,6 +55,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     manip_ops,
     math_grad,
     math_ops,
+    mutable_lookup_ops,
     nd_index_ops,
     nn_conv3d_ops,
     nn_conv_ops,

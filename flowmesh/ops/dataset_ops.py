@@ -14,8 +14,12 @@ Iterator ops (resource handles in the resource store of their device, like queue
 ``MakeIterator``           (re)starts the iterator on a dataset (stopping the old pipeline)
 ``OneShotIterator``        a handle started on its input dataset the first time it runs
 ``IteratorGetNext``        the next element; ``OutOfRangeError`` at the end
+``IteratorGetNextAsOptional`` ``has_value`` and the next element (zeros at the end)
 ``IteratorToStringHandle`` / ``IteratorFromStringHandleV2``: a string naming an iterator
 =========================  ===============================================================
+
+``DatasetCardinality``, ``DatasetToSingleElement``, ``DatasetToTFRecord`` and
+``InitializeTableFromDataset`` run a whole dataset inside one step.
 
 All of them run on the CPU (their kernels are host-only); the elements reach other
 devices through the usual Send/Recv pairs.
@@ -60,16 +64,30 @@ DATASET_OPS = (
     "ShuffleDataset", "PrefetchDataset", "CacheDataset",
     # files
     "TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset",
+    # tf.data.experimental: stateful, grouping, selection, sources
+    "ScanDataset", "TakeWhileDataset", "UniqueDataset", "AssertCardinalityDataset",
+    "GroupByWindowDataset", "GroupByReducerDataset", "DirectedInterleaveDataset",
+    "ListDataset", "RandomDataset", "SqlDataset",
 )
 for _op in DATASET_OPS:
     register_op(_op, _variant, not_differentiable=True)
 # from_generator holds a Python callable: it cannot be shipped to another process
 register_op("GeneratorDataset", _variant, not_differentiable=True, serializable=False)
 
+# ops that run a whole dataset in one step (kernels/dataset_consumer_ops.py)
+register_op("DatasetCardinality", lambda inputs, attrs: [(dtypes.int64, TensorShape([]))],
+            not_differentiable=True)
+register_op("DatasetToSingleElement", _elements, not_differentiable=True, stateful=True)
+register_op("DatasetToTFRecord", lambda inputs, attrs: [], not_differentiable=True, stateful=True)
+register_op("InitializeTableFromDataset", lambda inputs, attrs: [], not_differentiable=True, stateful=True)
+
 register_op("IteratorV2", _resource, not_differentiable=True, stateful=True)
 register_op("OneShotIterator", _resource, not_differentiable=True, stateful=True)
 register_op("MakeIterator", lambda inputs, attrs: [], not_differentiable=True, stateful=True)
 register_op("IteratorGetNext", _elements, not_differentiable=True, stateful=True)
+register_op("IteratorGetNextAsOptional",
+            lambda inputs, attrs: [(dtypes.bool, TensorShape([])), *_elements(inputs, attrs)],
+            not_differentiable=True, stateful=True)
 register_op("IteratorToStringHandle", lambda inputs, attrs: [(dtypes.string, TensorShape([]))],
             not_differentiable=True, stateful=True)
 register_op("IteratorFromStringHandleV2", _resource, not_differentiable=True, stateful=True)

@@ -39,10 +39,8 @@ def _check_keys(op_type: str, keys: Tensor, attrs: dict[str, Any], attr: str = "
 def _find_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
     _, keys, default = inputs
     _check_keys("LookupTableFindV2", keys, attrs)
-    if default.shape.rank not in (None, 0):
-        raise ValueError("LookupTableFindV2: flowmesh's tables hold scalar values; default_value "
-                         f"must be a scalar, got shape {default.shape}")
-    return [(attrs.get("Tout") or default.dtype, keys.shape)]
+    # the values' shape is the default's (scalar for the static tables, whose kernel checks it)
+    return [(attrs.get("Tout") or default.dtype, keys.shape.concatenate(default.shape))]
 
 
 def _import_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:

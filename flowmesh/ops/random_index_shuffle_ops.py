@@ -69,3 +69,28 @@ def random_index_shuffle(index: Any, seed: Any, max_index: Any, rounds: int = 4,
 
 
 __all__ = ["random_index_shuffle"]
+
+
+_SEED_PAD = 498247692  # TensorFlow's first seed word for index_shuffle (its op takes 3 words)
+
+
+def index_shuffle(index: Any, seed: Any, max_index: Any) -> Tensor:
+    """``tf.random.experimental.index_shuffle``: the position of ``index`` in the permutation
+    of ``[0, max_index]`` keyed by ``seed`` (shape ``[2]``, like every stateless op's seed),
+    as TensorFlow computes it: the seed gets TensorFlow's constant first word and goes to
+    ``RandomIndexShuffle`` with 4 rounds.
+
+    Args:
+        index: a scalar or vector of int32/int64/uint32/uint64 in ``[0, max_index]``.
+        seed: shape ``[2]``, int32/int64/uint32/uint64.
+        max_index: the permutation's largest value (scalar or one per index).
+
+    Returns:
+        The permuted indices, of ``index``'s dtype.
+    """
+    from flowmesh.ops.manip_ops import pad
+
+    seed = convert_to_tensor(seed, dtype_hint=dtypes.int64, name="seed")
+    rank = 1 if seed.shape.rank is None else seed.shape.rank
+    seed = pad(seed, [[1, 0]] + [[0, 0]] * (rank - 1), constant_values=_SEED_PAD)
+    return random_index_shuffle(index, seed, max_index, rounds=4, name="index_shuffle")

@@ -68,3 +68,18 @@ def test_data_policy_with_fewer_files_than_workers(tmp_path, caplog, monkeypatch
         with pytest.raises(tf.errors.InvalidArgumentError, match="at least 2 input files"):
             tf.data.experimental.auto_shard(tf.data.TFRecordDataset(paths).with_options(options))
     assert "auto-shard: DATA policy (1 files for 2 workers): worker 1 of 2" in caplog.text
+
+
+def test_hint_policy_fills_in_shard_hints():
+    x = tf.data.experimental
+    with tf.Graph().as_default():
+        options = tf.data.Options()
+        options.experimental_distribute.auto_shard_policy = x.AutoShardPolicy.HINT
+        hinted = tf.data.Dataset.range(10).shard(x.SHARD_HINT, x.SHARD_HINT).map(lambda v: v * 2)
+        mine = x.auto_shard(hinted.with_options(options), num_workers=3, index=1)
+        unfilled = tf.data.make_one_shot_iterator(hinted).get_next()
+        element = tf.data.make_one_shot_iterator(mine).get_next()
+        with tf.Session() as sess:
+            assert drain(tf, sess, element) == [2, 8, 14]
+            with pytest.raises(tf.errors.InvalidArgumentError, match="AutoShardPolicy.HINT"):
+                sess.run(unfilled)

@@ -97,6 +97,33 @@ class Function:
         return self.program(step, [*(as_value(a) for a in args), *self.captured])
 
 
+class ElementDropped(Exception):  # noqa: N818 - a signal between a function and its stage
+    """A function of a stage under ``ignore_errors`` failed on one element: the stage drops
+    the element and goes on."""
+
+
+class ErrorDroppingFunction(Function):
+    """A :class:`Function` whose ``OpError`` on an element becomes :class:`ElementDropped`
+    (``tf.data.experimental.ignore_errors``), logged as a warning when ``log_warning``."""
+
+    __slots__ = ("stage", "log_warning")
+
+    def __init__(self, program: Any, captured: Sequence[Any], stage: str, log_warning: bool):
+        super().__init__(program, captured)
+        self.stage = stage
+        self.log_warning = log_warning
+
+    def __call__(self, step: PipelineStep, args: Sequence[Any]) -> list[Any]:
+        try:
+            return super().__call__(step, args)
+        except OpError as exc:
+            if self.log_warning:
+                from flowmesh import tf_logging
+
+                tf_logging.warning("%s: ignoring an element whose function failed: %s", self.stage, exc.message)
+            raise ElementDropped() from None
+
+
 def stack(values: Sequence[Any], component: int, stage: str) -> Any:
     """Stacks one component of several elements along a new first dimension.
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 
 from flowmesh import config
 from flowmesh.kernels.pipeline import worker_process
-from flowmesh.kernels.pipeline.base import DatasetDef, Element, Function
+from flowmesh.kernels.pipeline.base import DatasetDef, Element, ElementDropped, Function
 from flowmesh.kernels.pipeline.context import (
     PipelineCancelled,
     PipelineContext,
@@ -307,6 +307,8 @@ class ParallelMapDataset(DatasetDef):
                 if not inflight:
                     return
                 task = self._next_done(ctx, workers, inflight, ordered)
+                if isinstance(task.error, ElementDropped):  # ignore_errors
+                    continue
                 if task.error is not None:
                     raise task.error
                 yield task.result

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from flowmesh.errors import InvalidArgumentError
-from flowmesh.kernels.pipeline.base import Block, DatasetDef, Element, Function, block_rows
+from flowmesh.kernels.pipeline.base import Block, DatasetDef, Element, ElementDropped, Function, block_rows
 from flowmesh.kernels.pipeline.context import PipelineContext, PipelineStep
 
 
@@ -21,7 +21,10 @@ class MapDataset(DatasetDef):
     def iterate(self, ctx: PipelineContext) -> Iterator[Element]:
         fn, step = self.fn, PipelineStep()
         for element in self.source.iterate(ctx):
-            yield tuple(fn(step, element))
+            try:
+                yield tuple(fn(step, element))
+            except ElementDropped:  # ignore_errors
+                continue
 
 
 class FilterDataset(DatasetDef):
@@ -35,7 +38,10 @@ class FilterDataset(DatasetDef):
     def iterate(self, ctx: PipelineContext) -> Iterator[Element]:
         predicate, step = self.predicate, PipelineStep()
         for element in self.source.iterate(ctx):
-            (keep,) = predicate(step, element)
+            try:
+                (keep,) = predicate(step, element)
+            except ElementDropped:  # ignore_errors
+                continue
             if tuple(getattr(keep, "shape", ())) != ():
                 raise InvalidArgumentError(
                     f"FilterDataset '{self.name}': the predicate must return a scalar bool, got "
@@ -149,6 +155,10 @@ class ShardDataset(DatasetDef):
     """``shard(num_shards, index)``: every ``num_shards``-th element from ``index``."""
 
     def __init__(self, name: str, source: DatasetDef, num_shards: int, index: int):
+        if num_shards == -1 and index == -1:
+            raise InvalidArgumentError(f"ShardDataset '{name}': shard(SHARD_HINT, SHARD_HINT) is a placeholder "
+                                       "that only auto-sharding with AutoShardPolicy.HINT fills in; set that policy "
+                                       "(options.experimental_distribute.auto_shard_policy) or pass real values")
         if num_shards < 1:
             raise InvalidArgumentError(f"ShardDataset '{name}': num_shards must be >= 1, got "
                                        f"{num_shards}")
