@@ -93,7 +93,7 @@ def _cumulative(fn: Callable[..., Any], identity: int):
             dim = int(axis) % x.dim()
             if reverse:
                 x = torch.flip(x, (dim,))
-            out = fn(x, dim)
+            out = fn(x, dim, dtype=x.dtype)  # torch would widen int32 to int64
             if exclusive:
                 pad = torch.full_like(out.narrow(dim, 0, 1), identity)
                 out = torch.cat([pad, out.narrow(dim, 0, out.shape[dim] - 1)], dim)
