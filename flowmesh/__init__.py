@@ -396,6 +396,7 @@ from flowmesh.ops.variable_creator import variable_creator_scope
 from flowmesh import graph_util
 from flowmesh import bitwise, debugging, dtypes, ragged, random, sets, signal
 from flowmesh import autograph, distributions, lite, lookup, manip, mixed_precision, mlir, nest, quantization, resource_loader, spectral, tpu, user_ops, version
+from flowmesh import experimental
 from flowmesh.ops.complex_ops import angle, complex, conj, imag, real
 from flowmesh.ops.fft_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d
 from flowmesh.ops.nn_impl import log_sigmoid
