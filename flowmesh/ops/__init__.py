@@ -89,6 +89,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     sparse_element_ops,
     sparse_ops,
     sparse_serialize_ops,
+    special_integral_ops,
     special_math_ops,
     state_ops,
     strided_slice_ops,
