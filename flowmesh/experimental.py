@@ -22,6 +22,7 @@ from flowmesh.ops.dispatch import (
     dispatch_for_unary_elementwise_apis,
     unregister_dispatch_for,
 )
+from flowmesh.ops.dynamic_ragged_shape import DynamicRaggedShape
 from flowmesh.ops.extension_type import (
     BatchableExtensionType,
     ExtensionType,

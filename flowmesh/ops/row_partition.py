@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Tensor, name_scope
@@ -31,12 +33,15 @@ class RowPartition:
     """A partition of ``nvals`` values into ``nrows`` rows (``tf.experimental.RowPartition``).
     Build one with a ``from_*`` factory."""
 
-    def __init__(self, row_splits: Tensor, uniform_row_length: Tensor | None = None, internal: bool = False):
+    def __init__(self, row_splits: Tensor, uniform_row_length: Tensor | None = None, internal: bool = False,
+                 static_row_splits: Any = None):
         if not internal:
             raise ValueError("RowPartition constructor is private; use a factory method such as "
                              "RowPartition.from_row_splits()")
         self._row_splits = row_splits
         self._uniform_row_length = uniform_row_length
+        static = constant_value(row_splits) if static_row_splits is None else static_row_splits
+        self._static_row_splits = None if static is None else np.asarray(static)
 
     @classmethod
     def from_row_splits(cls, row_splits: Any, validate: bool = True, dtype: Any = None,
@@ -46,16 +51,20 @@ class RowPartition:
             splits = check_splits(_int(row_splits, "row_splits", dtype or dtype_hint))
             if dtype is not None:
                 splits = cast_ops.cast(splits, dtype)
+            static = constant_value(splits)
             if validate:
                 splits = validated_splits(splits, splits[-1])
-            return cls(splits, internal=True)
+            return cls(splits, internal=True, static_row_splits=static)
 
     @classmethod
     def from_row_lengths(cls, row_lengths: Any, validate: bool = True, dtype: Any = None,
                          dtype_hint: Any = None) -> RowPartition:
         """Row ``i`` holds the next ``row_lengths[i]`` values."""
         lengths = _int(row_lengths, "row_lengths", dtype or dtype_hint)
-        return cls.from_row_splits(lengths_to_splits(lengths), validate=validate, dtype=dtype)
+        static = constant_value(lengths)
+        splits = lengths_to_splits(lengths) if static is None else convert_to_tensor(
+            np.concatenate([[0], np.cumsum(static)]).astype(lengths.dtype.as_numpy_dtype))
+        return cls.from_row_splits(splits, validate=validate, dtype=dtype)
 
     @classmethod
     def from_value_rowids(cls, value_rowids: Any, nrows: Any = None, validate: bool = True, dtype: Any = None,
@@ -99,10 +108,13 @@ class RowPartition:
                 int(known[0]) // max(int(known[1]), 1)
         nrows = cast_ops.cast(convert_to_tensor(nrows), length.dtype)
         splits = range_ops.range(nrows + 1) * length
-        static = constant_value(nrows)
+        static, static_length = constant_value(nrows), constant_value(length)
+        known = None
         if static is not None:
             splits.set_shape([int(static) + 1])
-        return cls(splits, uniform_row_length=length, internal=True)
+            if static_length is not None:
+                known = np.arange(int(static) + 1) * int(static_length)
+        return cls(splits, uniform_row_length=length, internal=True, static_row_splits=known)
 
     # --- encodings ---------------------------------------------------------------------------
     @property
@@ -143,8 +155,13 @@ class RowPartition:
 
     @property
     def static_nvals(self) -> int | None:
-        value = constant_value(self._row_splits)
-        return None if value is None else int(value[-1])
+        return None if self._static_row_splits is None else int(self._static_row_splits[-1])
+
+    def static_row_lengths(self) -> tuple[int, ...] | None:
+        """The row lengths when the splits are known at graph construction, else None."""
+        if self._static_row_splits is None:
+            return None
+        return tuple(int(v) for v in np.diff(self._static_row_splits))
 
     @property
     def static_uniform_row_length(self) -> int | None:
@@ -157,7 +174,8 @@ class RowPartition:
         if dtype == self.dtype:
             return self
         length = None if self._uniform_row_length is None else cast_ops.cast(self._uniform_row_length, dtype)
-        return RowPartition(cast_ops.cast(self._row_splits, dtype), length, internal=True)
+        return RowPartition(cast_ops.cast(self._row_splits, dtype), length, internal=True,
+                            static_row_splits=self._static_row_splits)
 
     def __repr__(self) -> str:
         return f"tf.RowPartition(row_splits={self._row_splits!r})"
