@@ -113,12 +113,19 @@ SPECS = {
 }
 
 
-def _run(tf, build, feed=None):
+def _run_all(tf, specs):
+    """Every spec's result, built in one graph and fetched with one Session.run."""
     graph = tf.Graph()
     with graph.as_default():
-        out = build(tf)
+        outs = {name: build(tf) for name, build in specs.items()}
         with tf.Session(graph=graph, config=session_config(tf) if tf is not flowmesh else None) as sess:
-            return sess.run(out)
+            return sess.run(outs)
+
+
+@pytest.fixture(scope="module")
+def results():
+    tf1 = require_tensorflow()
+    return _run_all(flowmesh, SPECS), _run_all(tf1, SPECS)
 
 
 def _compare(ours, theirs, path="out"):
@@ -147,9 +154,9 @@ def _compare(ours, theirs, path="out"):
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
-def test_against_tensorflow(name):
-    tf1 = require_tensorflow()
-    _compare(_run(flowmesh, SPECS[name]), _run(tf1, SPECS[name]), name)
+def test_against_tensorflow(name, results):
+    ours, theirs = results
+    _compare(ours[name], theirs[name], name)
 
 
 def _static_shapes(tf):
@@ -194,26 +201,30 @@ GRAD_SPECS = {
 }
 
 
-def _gradient(tf, build):
+def _gradients(tf):
     graph = tf.Graph()
     with graph.as_default():
-        x = tf.constant(np.linspace(-1.0, 2.0, 6))
-        out = build(tf, x)
-        weights = tf.constant(np.random.RandomState(1).rand(*[int(d) for d in _dims(tf, graph, out)]))
-        grad = tf.gradients(tf.reduce_sum(out * weights), x)[0]
+        grads = {}
+        for name, build in GRAD_SPECS.items():
+            x = tf.constant(np.linspace(-1.0, 2.0, 6))
+            out = build(tf, x)
+            positions = tf.cast(tf.range(tf.size(out)), out.dtype)
+            weights = tf.reshape(1.0 + 0.1 * positions * positions, tf.shape(out))  # distinct per element
+            grads[name] = tf.convert_to_tensor(tf.gradients(tf.reduce_sum(out * weights), x)[0])
         with tf.Session(graph=graph) as sess:
-            return sess.run(tf.convert_to_tensor(grad))
+            return sess.run(grads)
 
 
-def _dims(tf, graph, out):
-    with tf.Session(graph=graph) as sess:
-        return sess.run(tf.shape(out))
+@pytest.fixture(scope="module")
+def gradients():
+    tf1 = require_tensorflow()
+    return _gradients(flowmesh), _gradients(tf1)
 
 
 @pytest.mark.parametrize("name", sorted(GRAD_SPECS))
-def test_gradients_reach_flat_values_as_in_tensorflow(name):
-    tf1 = require_tensorflow()
-    np.testing.assert_allclose(_gradient(flowmesh, GRAD_SPECS[name]), _gradient(tf1, GRAD_SPECS[name]), rtol=1e-10)
+def test_gradients_reach_flat_values_as_in_tensorflow(name, gradients):
+    ours, theirs = gradients
+    np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-10, err_msg=name)
 
 
 def test_placeholder_feeds_and_fetches_ragged_tensor_values():
