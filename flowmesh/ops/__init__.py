@@ -71,6 +71,7 @@ from flowmesh.ops import (  # noqa: F401 - imported for registration
     quantize_ops,
     quantized_nn_ops,
     queue_kinds,
+    ragged_operators,
     random_dist_ops,
     random_index_shuffle_ops,
     random_ops,

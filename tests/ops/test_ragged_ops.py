@@ -108,6 +108,11 @@ SPECS = {
                                                            tf.ragged.constant([["q"], ["r"]])], hash_key=7),
     "fill_empty_rows": lambda tf: list(tf.ragged_fill_empty_rows(
         tf.constant([0, 0, 2, 4], tf.int64), [1.0, 2.0, 3.0, 4.0], tf.constant(6, tf.int64), -1.0)),
+    "getitem_row": lambda tf: [_rt(tf)[2], _rt(tf)[-1], _rt(tf)[1]],
+    "getitem_slices": lambda tf: [_rt(tf)[1:3], _rt(tf)[-2:], _rt(tf)[:10], _rt(tf)[3:1]],
+    "getitem_nested": lambda tf: [tf.ragged.constant(NESTED)[2], tf.ragged.constant(NESTED)[1:]],
+    "operators": lambda tf: [_rt(tf) + 1.0, 2.0 * _rt(tf), -_rt(tf), _rt(tf) * _rt(tf), _rt(tf) > 2.5,
+                             abs(_rt(tf) - 3.0), 1.0 / _rt(tf), _rt(tf) ** 2.0],
     "fill_empty_rows_grad": lambda tf: list(tf.ragged_fill_empty_rows_grad(
         tf.constant([0, 1, 3, 5], tf.int64), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])),
 }
@@ -270,6 +275,10 @@ def test_bad_input_raises_clear_errors():
                                    flowmesh.ragged.constant([[1]], row_splits_dtype=flowmesh.int32)])
         with pytest.raises(ValueError, match="scalar"):
             flowmesh.ragged.boolean_mask([1, 2], True)
+        with pytest.raises(TypeError, match="int or a slice"):
+            flowmesh.ragged.constant([[1], [2, 3]])[::2]
+        with pytest.raises(ValueError, match="cannot broadcast"):
+            flowmesh.ragged.constant([[1], [2, 3]]) + flowmesh.constant([[1], [2]])
         values = flowmesh.placeholder(flowmesh.float32, [None])
         splits = flowmesh.placeholder(flowmesh.int64, [None])
         rt = flowmesh.RaggedTensor.from_row_splits(values, splits)
