@@ -5,7 +5,8 @@ further ragged dimension) holds the rows one after the other, and row ``i`` is
 ``values[row_splits[i]:row_splits[i + 1]]``. Fetching one with ``Session.run`` returns a
 :class:`~flowmesh.core.ragged_tensor_value.RaggedTensorValue`; feeding one feeds its
 component tensors (``tf.ragged.placeholder``). Everything is built from existing ops, so
-gradients flow to ``flat_values`` through them.
+gradients flow to ``flat_values`` through them. Indexing and the elementwise operators are
+in ``ragged_operators.py``; the ``tf.ragged`` ops in the other ``ragged_*.py`` modules.
 """
 
 from __future__ import annotations
