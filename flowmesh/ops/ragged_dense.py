@@ -47,7 +47,7 @@ def pad_rows(values: Tensor, row_splits: Tensor, default: Tensor, nrows: Tensor 
     splits_dtype = row_splits.dtype
     starts, lengths = row_splits[:-1], row_splits[1:] - row_splits[:-1]
     if ncols is None:
-        ncols = math_ops.maximum(reduction_ops.reduce_max(lengths), array_ops.zeros([], splits_dtype))
+        ncols = longest(lengths)
     ncols = cast_ops.cast(ncols, splits_dtype)
     if nrows is not None:
         nrows = cast_ops.cast(nrows, splits_dtype)
@@ -79,7 +79,9 @@ def lengths_from_padding(tensor: Tensor, padding: Any, splits_dtype: dtypes.DTyp
     ncols = array_ops.shape(tensor, out_type=splits_dtype)[1]
     nondefault = cast_ops.cast(math_ops.logical_not(has_default), splits_dtype)
     column_ends = array_ops.expand_dims(range_ops.range(1, ncols + 1), 0)
-    return reduction_ops.reduce_max(nondefault * column_ends, axis=1)
+    ends = nondefault * column_ends
+    zero = array_ops.zeros(array_ops.stack([array_ops.shape(ends, out_type=splits_dtype)[0], 1]), splits_dtype)
+    return reduction_ops.reduce_max(array_ops.concat([ends, zero], 1), axis=1)  # 0 for no columns
 
 
 def masked_rows(tensor: Tensor, lengths: Tensor) -> Tensor:
@@ -87,3 +89,8 @@ def masked_rows(tensor: Tensor, lengths: Tensor) -> Tensor:
     ncols = array_ops.shape(tensor, out_type=lengths.dtype)[1]
     mask = manip_ops.sequence_mask(lengths, maxlen=ncols)
     return gather_ops.boolean_mask(tensor, mask)
+
+
+def longest(lengths: Tensor) -> Tensor:
+    """The largest of ``lengths``, 0 when there are none."""
+    return reduction_ops.reduce_max(array_ops.concat([lengths, array_ops.zeros([1], lengths.dtype)], 0))

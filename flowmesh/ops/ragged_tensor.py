@@ -22,7 +22,7 @@ from flowmesh.core.shapes import TensorShape
 from flowmesh.core.sparse_tensor import SparseTensor
 from flowmesh.ops import array_ops, cast_ops, check_ops, math_ops, range_ops, reduction_ops
 from flowmesh.ops._builders import constant_value
-from flowmesh.ops.ragged_dense import default_fill, lengths_from_padding, masked_rows, pad_rows
+from flowmesh.ops.ragged_dense import default_fill, lengths_from_padding, longest, masked_rows, pad_rows
 from flowmesh.ops.ragged_segment_ids import (
     check_splits,
     lengths_to_splits,
@@ -393,9 +393,7 @@ class RaggedTensor:
             out = self._row_splits.dtype if out_type is None else dtypes.as_dtype(out_type)
             dims = [array_ops.expand_dims(cast_ops.cast(self.nrows(), out), 0)]
             for splits in self.nested_row_splits:
-                longest = reduction_ops.reduce_max(splits[1:] - splits[:-1])
-                longest = math_ops.maximum(longest, array_ops.zeros([], splits.dtype))
-                dims.append(array_ops.expand_dims(cast_ops.cast(longest, out), 0))
+                dims.append(array_ops.expand_dims(cast_ops.cast(longest(splits[1:] - splits[:-1]), out), 0))
             dims.append(array_ops.shape(self.flat_values, out_type=out)[1:])
             shape = array_ops.concat(dims, 0)
             return shape if axis is None else array_ops.gather(shape, axis)

@@ -113,6 +113,10 @@ SPECS = {
     "getitem_nested": lambda tf: [tf.ragged.constant(NESTED)[2], tf.ragged.constant(NESTED)[1:]],
     "operators": lambda tf: [_rt(tf) + 1.0, 2.0 * _rt(tf), -_rt(tf), _rt(tf) * _rt(tf), _rt(tf) > 2.5,
                              abs(_rt(tf) - 3.0), 1.0 / _rt(tf), _rt(tf) ** 2.0],
+    "empty": lambda tf: [tf.ragged.constant([[], []]).to_tensor(), tf.ragged.constant([[], []]).bounding_shape(),
+                         tf.RaggedTensor.from_row_splits(tf.zeros([0]), tf.constant([0], tf.int64)).to_tensor(),
+                         tf.RaggedTensor.from_tensor(tf.zeros([2, 0]), padding=0.0),
+                         tf.ragged.range(tf.zeros([0], tf.int32))],
     "fill_empty_rows_grad": lambda tf: list(tf.ragged_fill_empty_rows_grad(
         tf.constant([0, 1, 3, 5], tf.int64), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])),
 }
