@@ -394,9 +394,9 @@ from flowmesh.image import random_crop
 from flowmesh.core.type_spec import SparseTensorSpec, TensorSpec
 from flowmesh.ops.variable_creator import variable_creator_scope
 from flowmesh import graph_util
-from flowmesh import bitwise, debugging, dtypes, random, sets, signal
+from flowmesh import bitwise, debugging, dtypes, ragged, random, sets, signal
 from flowmesh import autograph, distributions, lite, lookup, manip, mixed_precision, mlir, nest, quantization, resource_loader, spectral, tpu, user_ops, version
-from flowmesh import audio, profiler, sysconfig, types, xla
+from flowmesh import audio, experimental, profiler, sysconfig, types, xla
 from flowmesh.ops.complex_ops import angle, complex, conj, imag, real
 from flowmesh.ops.fft_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d
 from flowmesh.ops.nn_impl import log_sigmoid
@@ -582,6 +582,9 @@ from flowmesh.ops.hint_ops import check_pinned, guarantee_const, parallel_stack
 from flowmesh.ops.histogram_ops import histogram_fixed_width, histogram_fixed_width_bins
 from flowmesh.ops.init_ops import uniform_unit_scaling_initializer
 from flowmesh.ops.nd_index_ops import tensor_scatter_nd_max, tensor_scatter_nd_min
+from flowmesh.ops.ragged_fill_empty_rows import ragged_fill_empty_rows, ragged_fill_empty_rows_grad
+from flowmesh.ops.ragged_tensor import RaggedTensor
+from flowmesh.ops.ragged_tensor_spec import RaggedTensorSpec
 from flowmesh.ops.scopes import container, init_scope, op_scope, variable_op_scope
 from flowmesh.ops.space_batch_ops import required_space_to_batch_paddings
 from flowmesh.ops.state_ops import batch_scatter_update, count_up_to
@@ -596,7 +599,6 @@ from flowmesh.tf_logging import get_logger
 from flowmesh.unsupported import (
     EAGER as _EAGER,
     NATIVE_LIBRARIES as _NATIVE,
-    RAGGED as _RAGGED,
     unsupported as _unsupported,
 )
 
@@ -604,9 +606,5 @@ load_file_system_library = _unsupported("load_file_system_library", _NATIVE)
 load_library = _unsupported("load_library", _NATIVE)
 load_op_library = _unsupported("load_op_library", _NATIVE)
 wrap_function = _unsupported("wrap_function", _EAGER)
-RaggedTensor = _unsupported("RaggedTensor", _RAGGED)
-RaggedTensorSpec = _unsupported("RaggedTensorSpec", _RAGGED)
-ragged_fill_empty_rows = _unsupported("ragged_fill_empty_rows", _RAGGED)
-ragged_fill_empty_rows_grad = _unsupported("ragged_fill_empty_rows_grad", _RAGGED)
 function = _unsupported("function", _EAGER)
 _config_api.install()  # tf.config: the settings module carries tf.config's names too

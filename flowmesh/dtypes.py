@@ -5,6 +5,7 @@ The quantized dtypes (``qint8 quint8 qint16 quint16 qint32``, ``QUANTIZED_DTYPES
 held as integers of the same width; ``tf.quantize``/``tf.dequantize`` convert to and from
 float."""
 
+from flowmesh import dtypes_experimental as experimental  # noqa: E402 - tf.dtypes.experimental
 from flowmesh.core.dtypes import (
     QUANTIZED_DTYPES,
     DType,

@@ -51,5 +51,6 @@ diag = matrix_diag
 diag_part = matrix_diag_part
 set_diag = matrix_set_diag
 transpose = matrix_transpose
+from flowmesh import linalg_experimental as experimental  # noqa: E402 - tf.linalg.experimental
 
 __all__ = sorted(name for name in dir() if not name.startswith("_"))

@@ -1,6 +1,6 @@
 # ruff: noqa: F401 - a namespace module: every import is a re-export
-"""``tf.math.special``: Bessel functions (``dawsn expint fresnel_cos fresnel_sin spence``
-are not implemented yet)."""
+"""``tf.math.special``: Bessel functions and the special integrals (Dawson, Ei, Fresnel,
+Spence)."""
 
 from flowmesh.ops.bessel_more_ops import (
     bessel_j0,
@@ -13,3 +13,4 @@ from flowmesh.ops.bessel_more_ops import (
     bessel_y1,
 )
 from flowmesh.ops.bessel_ops import bessel_i0, bessel_i0e, bessel_i1, bessel_i1e
+from flowmesh.ops.special_integral_ops import dawsn, expint, fresnel_cos, fresnel_sin, spence

@@ -1,6 +1,7 @@
 """``tf.nn``: neural-network ops (activations, convolution, pooling, normalization,
 dropout, embeddings, cross entropies, top-k)."""
 
+from flowmesh import nn_experimental as experimental  # noqa: F401 - tf.nn.experimental
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.ops.candidate_sampling_ops import (
     all_candidate_sampler,

@@ -20,8 +20,9 @@ QUANTIZED = ("quantized dtypes (qint8, quint8, ...) and the ops on them are not 
 NATIVE_LIBRARIES = ("flowmesh cannot load TensorFlow's native op/kernel/file-system libraries (.so files built "
                     "against TensorFlow's C++ runtime); define ops in Python with "
                     "flowmesh.core.registry.register_op and their torch kernels with flowmesh.kernels.contract.registry.kernel")
-RAGGED = ("RaggedTensor is not implemented: flowmesh represents variable-length rows as SparseTensor "
-          "(TensorFlow 1.x's form, e.g. tf.strings.split) or as padded dense tensors with lengths")
+RAGGED = ("parsing into tf.RaggedTensor (io.RaggedFeature) and the string ops that return one for batched "
+          "inputs are not implemented; tf.RaggedTensor itself is (build one with tf.RaggedTensor.from_sparse "
+          "or tf.ragged.constant), and these ops have SparseTensor or padded forms (e.g. tf.strings.split)")
 V1_CONTROL_FLOW = ("TensorFlow 1.x's low-level dataflow control-flow primitives (Enter/Exit/Switch/Merge frames) "
                    "do not exist in flowmesh, whose cond/while_loop are functional (If/While)")
 

@@ -188,8 +188,7 @@ def to_numpy(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
                 f"Expected {target.name}, got {value!r} of type '{type(value).__name__}' instead."
             )
         if target.is_integer and source.dtype.kind in "iu" and source.size:
-            info = np.iinfo(np_type)
-            if source.min() < info.min or source.max() > info.max:
+            if source.min() < target.min or source.max() > target.max:
                 raise TypeError(f"Value {value!r} is out of range for {target.name}")
     elif target.is_floating and source.dtype.kind == "c":
         raise TypeError(f"Expected {target.name}, got complex value {value!r}")

@@ -19,6 +19,24 @@ except ImportError:  # pragma: no cover - ml_dtypes is a declared dependency
     _NP_BFLOAT16 = None
 
 
+def _ml_dtype(name: str) -> Any:
+    return getattr(ml_dtypes, name, None) if _NP_BFLOAT16 is not None else None
+
+
+def _finfo(np_type: Any) -> Any:
+    try:
+        return np.finfo(np_type)
+    except (TypeError, ValueError):
+        return ml_dtypes.finfo(np_type)
+
+
+def _iinfo(np_type: Any) -> Any:
+    try:
+        return np.iinfo(np_type)
+    except (TypeError, ValueError):
+        return ml_dtypes.iinfo(np_type)
+
+
 class DType:
     """A tensor element type, compared by name (``tf.float32 == "float32"`` is True)."""
 
@@ -88,17 +106,17 @@ class DType:
     @property
     def min(self) -> Any:
         if self.is_floating:
-            return float(np.finfo(self._np).min)
+            return float(_finfo(self._np).min)
         if self.is_integer:
-            return int(np.iinfo(self._np).min)
+            return int(_iinfo(self._np).min)
         raise TypeError(f"Cannot find minimum value of {self}.")
 
     @property
     def max(self) -> Any:
         if self.is_floating:
-            return float(np.finfo(self._np).max)
+            return float(_finfo(self._np).max)
         if self.is_integer:
-            return int(np.iinfo(self._np).max)
+            return int(_iinfo(self._np).max)
         raise TypeError(f"Cannot find maximum value of {self}.")
 
     def is_compatible_with(self, other: Any) -> bool:
@@ -157,9 +175,26 @@ qint16 = DType("qint16", np.dtype([("qint16", np.int16)]), "q", 2, 15)
 quint16 = DType("quint16", np.dtype([("quint16", np.uint16)]), "q", 2, 16)
 QUANTIZED_DTYPES = frozenset({qint8, quint8, qint16, quint16, qint32})
 
+# Low-precision dtypes (``tf.dtypes.experimental``), NumPy types from ml_dtypes as in
+# TensorFlow. torch holds the float8 ones natively; the others are held widened (int8,
+# uint8, float32) with every value exactly representable (``kernels/contract/convert.py``).
+float8_e5m2 = DType("float8_e5m2", _ml_dtype("float8_e5m2"), "f", 1, 24)
+float8_e4m3fn = DType("float8_e4m3fn", _ml_dtype("float8_e4m3fn"), "f", 1, 25)
+float8_e4m3fnuz = DType("float8_e4m3fnuz", _ml_dtype("float8_e4m3fnuz"), "f", 1, 26)
+float8_e4m3b11fnuz = DType("float8_e4m3b11fnuz", _ml_dtype("float8_e4m3b11fnuz"), "f", 1, 27)
+float8_e5m2fnuz = DType("float8_e5m2fnuz", _ml_dtype("float8_e5m2fnuz"), "f", 1, 28)
+int4 = DType("int4", _ml_dtype("int4"), "i", 1, 29)
+uint4 = DType("uint4", _ml_dtype("uint4"), "u", 1, 30)
+int2 = DType("int2", _ml_dtype("int2"), "i", 1, 31)
+uint2 = DType("uint2", _ml_dtype("uint2"), "u", 1, 32)
+float4_e2m1fn = DType("float4_e2m1fn", _ml_dtype("float4_e2m1fn"), "f", 1, 33)
+NARROW_DTYPES = frozenset({float8_e5m2, float8_e4m3fn, float8_e4m3fnuz, float8_e4m3b11fnuz, float8_e5m2fnuz,
+                           int4, uint4, int2, uint2, float4_e2m1fn})
+
 ALL_DTYPES: tuple[DType, ...] = (
     float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32,
     uint64, bool, complex64, complex128, string, resource, variant, qint8, quint8, qint16, quint16, qint32,
+    *sorted(NARROW_DTYPES, key=lambda d: d.as_datatype_enum),
 )
 _BY_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64})

@@ -102,6 +102,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     sparse_math_ops,
     sparse_ops,
     sparse_serialize_ops,
+    special_integral_ops,
     special_math_ops,
     strided_slice_ops,
     string_hash_ops,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -58,8 +59,28 @@ def _one_axis_at_a_time(fn: Callable[..., Any]) -> Callable[[Any, tuple[int, ...
 
 kernel("Sum")(_reduction(lambda x, axes, keep: torch.sum(x, axes, keep, dtype=x.dtype)))
 kernel("Mean")(_reduction(_mean))
-kernel("Max")(_reduction(lambda x, axes, keep: torch.amax(x, axes, keep)))
-kernel("Min")(_reduction(lambda x, axes, keep: torch.amin(x, axes, keep)))
+def _extremum(fn: Callable[..., Any], lowest: bool) -> Callable[[Any, tuple[int, ...], bool], Any]:
+    """Max/Min; over no elements TensorFlow gives the identity (-inf / the lowest integer for
+    Max, +inf / the highest for Min) where torch raises."""
+    def reduce(x: Any, axes: tuple[int, ...], keep: bool) -> Any:
+        if x.numel() and all(x.shape[a] for a in axes):
+            return fn(x, axes, keep)
+        shape = [1 if i in axes else d for i, d in enumerate(x.shape)] if keep else \
+            [d for i, d in enumerate(x.shape) if i not in axes]
+        if x.dtype.is_floating_point:
+            value: Any = -math.inf if lowest else math.inf
+        elif x.dtype == torch.bool:
+            value = not lowest
+        else:
+            info = torch.iinfo(x.dtype)
+            value = info.min if lowest else info.max
+        return torch.full(shape, value, dtype=x.dtype, device=x.device)
+
+    return reduce
+
+
+kernel("Max")(_reduction(_extremum(lambda x, axes, keep: torch.amax(x, axes, keep), lowest=True)))
+kernel("Min")(_reduction(_extremum(lambda x, axes, keep: torch.amin(x, axes, keep), lowest=False)))
 kernel("Prod")(_reduction(_one_axis_at_a_time(lambda x, a, keepdim: torch.prod(x, a, keepdim, dtype=x.dtype))))
 kernel("Any")(_reduction(_one_axis_at_a_time(torch.any)))
 kernel("All")(_reduction(_one_axis_at_a_time(torch.all)))
@@ -93,7 +114,7 @@ def _cumulative(fn: Callable[..., Any], identity: int):
             dim = int(axis) % x.dim()
             if reverse:
                 x = torch.flip(x, (dim,))
-            out = fn(x, dim)
+            out = fn(x, dim, dtype=x.dtype)  # torch would widen int32 to int64
             if exclusive:
                 pad = torch.full_like(out.narrow(dim, 0, 1), identity)
                 out = torch.cat([pad, out.narrow(dim, 0, out.shape[dim] - 1)], dim)

@@ -20,7 +20,7 @@ from flowmesh.ops._builders import INTEGERS, make_tensor
 INTEGER_TYPES = INTEGERS
 _GRADIENT_TYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64,
                    dtypes.complex64, dtypes.complex128)
-_CASTABLE = _GRADIENT_TYPES + INTEGERS + (dtypes.bool,)
+_CASTABLE = _GRADIENT_TYPES + INTEGERS + (dtypes.bool,) + tuple(dtypes.NARROW_DTYPES)
 
 
 def _cast_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:

@@ -21,6 +21,7 @@ from flowmesh.errors import InvalidArgumentError
 from flowmesh.ops import array_ops, math_ops, reduction_ops
 from flowmesh.ops._builders import FLOATS, check_dtype, constant_value, make_tensor, same_shape
 from flowmesh.ops.control_flow_ops import group, no_op
+from flowmesh.ops.dispatch import binary_elementwise_assert_api
 from flowmesh.ops.logging_ops import Assert
 
 
@@ -55,7 +56,7 @@ def _binary_assert(op: Callable[..., Tensor], np_op: Callable[..., Any], symbol:
 
     assertion.__name__ = default
     assertion.__doc__ = f"Asserts ``x {symbol} y`` elementwise (``tf.debugging.{default}``)."
-    return assertion
+    return binary_elementwise_assert_api(assertion)
 
 
 assert_equal = _binary_assert(math_ops.equal, np.equal, "==", "assert_equal")

@@ -39,6 +39,7 @@ from flowmesh.ops._builders import (
     same_shape,
 )
 from flowmesh.ops.cast_ops import cast
+from flowmesh.ops.dispatch import add_dispatch_support, binary_elementwise_api, unary_elementwise_api
 
 
 # --- broadcasting gradients (reduction_ops.reduce_to_shape_of uses them) ------------------
@@ -82,7 +83,7 @@ def _unary(op_type: str, default_name: str, grad: Any, allowed: Sequence[dtypes.
     op_fn.__doc__ = (f"Elementwise ``{op_type}`` of ``x`` (dtypes: "
                      f"{', '.join(d.name for d in allowed)}).\n\n"
                      "Raises:\n    TypeError: ``x`` has another dtype.\n")
-    return op_fn
+    return add_dispatch_support(op_fn, "unary")
 
 
 def _binary(op_type: str, default_name: str, grad: Any, allowed: Sequence[dtypes.DType] = NUMERIC,
@@ -104,7 +105,7 @@ def _binary(op_type: str, default_name: str, grad: Any, allowed: Sequence[dtypes
     op_fn.__doc__ = (f"Elementwise ``{op_type}`` of ``x`` and ``y`` with NumPy broadcasting.\n\n"
                      "Raises:\n    TypeError: the dtypes differ or are not allowed.\n"
                      "    InvalidArgumentError: the shapes do not broadcast.\n")
-    return op_fn
+    return add_dispatch_support(op_fn, "binary")
 
 
 def _x(op: Any) -> Tensor:
@@ -125,6 +126,7 @@ op_hooks.register("negative", negative)
 _real_abs = _unary("Abs", "Abs", lambda op, g: [g * sign(_x(op))], REAL_NUMERIC)
 
 
+@unary_elementwise_api
 def abs(x: Any, name: str | None = None) -> Tensor:  # noqa: A001
     """``|x|`` elementwise (``ComplexAbs``, a real tensor, for complex ``x``)."""
     t = convert_to_tensor(x)
@@ -213,6 +215,7 @@ divide_no_nan = div_no_nan
 real_div = realdiv
 
 
+@binary_elementwise_api
 def atan2(y: Any, x: Any, name: str | None = None) -> Tensor:
     """Elementwise angle of the point ``(x, y)``: ``atan(y / x)`` in the right quadrant."""
     return _atan2(y, x, name=name or "Atan2")
@@ -235,6 +238,7 @@ def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Any:
 register_op("Pow", broadcast_binary)  # gradient: math_grad
 
 
+@binary_elementwise_api
 def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001
     """Elementwise ``x ** y`` (integer ``x`` to a negative integer power is an error)."""
     a, b = convert_same_dtype("Pow", [x, y], ["x", "y"])
@@ -242,6 +246,7 @@ def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001
     return make_tensor("Pow", [a, b], name=name or "Pow")
 
 
+@binary_elementwise_api
 def logical_xor(x: Any, y: Any, name: str = "LogicalXor") -> Tensor:
     """Elementwise exclusive or of two bool tensors."""
     with name_scope(name):
@@ -256,6 +261,7 @@ _TRUEDIV_TABLE = {
 }
 
 
+@binary_elementwise_api
 def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
     """``x / y`` with Python 3 semantics: integer operands are cast to float first
     (int8/16 and uint8/16 to float32, int32/64 and uint32/64 to float64).
@@ -272,11 +278,13 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
         return make_tensor("RealDiv", [a, b], name=scope)
 
 
+@binary_elementwise_api
 def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
     """``tf.divide``: ``x / y`` with Python 3 semantics (see :func:`truediv`)."""
     return truediv(x, y, name=name or "truediv")
 
 
+@binary_elementwise_api
 def div(x: Any, y: Any, name: str | None = None) -> Tensor:
     """``tf.div`` (TF 1.x): Python 2 semantics - floor division for integers, true
     division for floats."""
@@ -286,6 +294,7 @@ def div(x: Any, y: Any, name: str | None = None) -> Tensor:
     return realdiv(a, b, name=name or "div")
 
 
+@binary_elementwise_api
 def mod(x: Any, y: Any, name: str | None = None) -> Tensor:
     """Elementwise ``x % y`` with Python's sign convention (``FloorMod``)."""
     return floormod(x, y, name=name or "mod")

@@ -345,10 +345,13 @@ def dropout(x: Any, keep_prob: Any = None, noise_shape: Any = None, seed: int | 
             with name_scope(name, "dropout", [x]):
                 rate = math_ops.subtract(1.0, convert_to_tensor(keep_prob), name="rate")
     _check_rate(rate, None)
-    return _dropout(x, rate, noise_shape, seed, name)
+    return dropout_with_sampler(x, rate, noise_shape, lambda shape, dtype: random_uniform(shape, dtype=dtype, seed=seed),
+                                name)
 
 
-def _dropout(x: Any, rate: Any, noise_shape: Any, seed: int | None, name: str | None) -> Tensor:
+def dropout_with_sampler(x: Any, rate: Any, noise_shape: Any, uniform_sampler: Any, name: str | None) -> Tensor:
+    """Dropout whose keep mask is ``uniform_sampler(shape, dtype) >= rate`` (the body of
+    ``dropout`` and of ``tf.nn.experimental.general_dropout`` / ``stateless_dropout``)."""
     with name_scope(name, "dropout", [x]) as scope:
         t = convert_to_tensor(x, name="x")
         if not t.dtype.is_floating:
@@ -364,7 +367,7 @@ def _dropout(x: Any, rate: Any, noise_shape: Any, seed: int | None, name: str | 
                 raise InvalidArgumentError(f"dropout: rate must be a scalar, got shape {rate_t.shape}")
             scaled = math_ops.truediv(t, 1.0 - rate_t)
         shape = array_ops.shape(t) if noise_shape is None else noise_shape
-        keep = math_ops.greater_equal(random_uniform(shape, dtype=t.dtype, seed=seed), rate_t)
+        keep = math_ops.greater_equal(uniform_sampler(shape=shape, dtype=t.dtype), rate_t)
         out = select_ops.where_v2(keep, scaled, array_ops.zeros([], dtype=t.dtype), name=scope)
         if noise_shape is None:
             out.set_shape(t.shape)

@@ -425,6 +425,7 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # 
     """Broadcasts ``input`` to ``shape`` (NumPy rules)."""
     x = convert_to_tensor(input)
     s = shape if isinstance(shape, Tensor) else constant([int(d) for d in shape], dtype=dtypes.int32)
-    if x.shape.is_fully_defined() and x.shape.as_list() == shape_from_tensor(s).as_list():
+    target = shape_from_tensor(s)
+    if x.shape.is_fully_defined() and target.rank is not None and x.shape.as_list() == target.as_list():
         return x
     return make_tensor("BroadcastTo", [x, s], name=name or "BroadcastTo")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import flowmesh
 from flowmesh.testing.op_harness import Input, OpHarness, OpSpec, spec_ids
-from flowmesh.testing.tf_oracle import require_tensorflow
+from flowmesh.testing.tf_oracle import require_tensorflow, session_config
 
 X = Input((2, 3, 2))
 
@@ -175,3 +176,18 @@ def test_reduction_gradient_over_unknown_axes(name, shape, axis, static):
         want = want / np.prod([x.shape[a] for a in axes])
     np.testing.assert_allclose(got, want, rtol=1e-6)
     assert ("FloorMod" not in types) == static
+
+
+def test_max_min_over_no_elements_give_the_identity_as_in_tensorflow():
+    tf1 = require_tensorflow()
+    results = []
+    for tf in (flowmesh, tf1):
+        with tf.Graph().as_default() as graph:
+            fetches = [tf.reduce_max(tf.zeros([0])), tf.reduce_min(tf.zeros([0], tf.float64)),
+                       tf.reduce_max(tf.zeros([0], tf.int64)), tf.reduce_min(tf.zeros([0], tf.int32)),
+                       tf.reduce_max(tf.zeros([2, 0]), axis=1, keepdims=True), tf.reduce_min(tf.zeros([0, 3]), axis=1)]
+            with tf.Session(graph=graph, config=None if tf is flowmesh else session_config(tf)) as sess:
+                results.append(sess.run(fetches))
+    for ours, theirs in zip(*results):
+        assert np.asarray(ours).dtype == np.asarray(theirs).dtype
+        np.testing.assert_array_equal(ours, theirs)

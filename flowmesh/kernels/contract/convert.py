@@ -30,6 +30,18 @@ TORCH_DTYPES: dict[dtypes.DType, torch.dtype] = {
     dtypes.complex64: torch.complex64,
     dtypes.complex128: torch.complex128,
 }
+# tf.dtypes.experimental: torch holds the float8 formats natively (fetched and fed through a
+# uint8 view); the rest are held widened, every value exactly representable in the storage.
+TORCH_DTYPES.update({
+    dtypes.float8_e5m2: torch.float8_e5m2, dtypes.float8_e4m3fn: torch.float8_e4m3fn,
+    dtypes.float8_e4m3fnuz: torch.float8_e4m3fnuz, dtypes.float8_e5m2fnuz: torch.float8_e5m2fnuz,
+})
+WIDENED_STORAGE: dict[dtypes.DType, torch.dtype] = {
+    dtypes.float8_e4m3b11fnuz: torch.float32, dtypes.float4_e2m1fn: torch.float32,
+    dtypes.int4: torch.int8, dtypes.int2: torch.int8, dtypes.uint4: torch.uint8, dtypes.uint2: torch.uint8,
+}
+_WIDENED_NUMPY = {torch.float32: np.float32, torch.int8: np.int8, torch.uint8: np.uint8}
+_FLOAT8_TORCH = frozenset({torch.float8_e5m2, torch.float8_e4m3fn, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz})
 FLOWMESH_DTYPES: dict[torch.dtype, dtypes.DType] = {v: k for k, v in TORCH_DTYPES.items()}
 # Quantized dtypes are held as the integers of the same width (not in FLOWMESH_DTYPES).
 QUANTIZED_STORAGE: dict[dtypes.DType, torch.dtype] = {
@@ -39,10 +51,28 @@ QUANTIZED_STORAGE: dict[dtypes.DType, torch.dtype] = {
 
 
 def torch_dtype(dtype: dtypes.DType) -> torch.dtype:
-    try:
-        return TORCH_DTYPES[dtype] if not dtype.is_quantized else QUANTIZED_STORAGE[dtype]
-    except KeyError:
-        raise TypeError(f"dtype {dtype.name} has no torch equivalent") from None
+    found = TORCH_DTYPES.get(dtype) or QUANTIZED_STORAGE.get(dtype) or WIDENED_STORAGE.get(dtype)
+    if found is None:
+        raise TypeError(f"dtype {dtype.name} has no torch equivalent")
+    return found
+
+
+def _narrow_to_torch(array: Any, dtype: dtypes.DType) -> torch.Tensor:
+    """A NumPy value -> the torch tensor holding ``dtype`` (rounded as ml_dtypes rounds)."""
+    array = np.asarray(array)
+    if array.dtype != dtype.as_numpy_dtype:
+        array = array.astype(dtype.as_numpy_dtype)
+    storage = WIDENED_STORAGE.get(dtype)
+    if storage is None:  # a float8 format torch has: reinterpret the bytes
+        return torch.from_numpy(np.array(array, order="C").view(np.uint8)).view(TORCH_DTYPES[dtype])
+    return torch.from_numpy(np.array(array, dtype=_WIDENED_NUMPY[storage], order="C"))
+
+
+def _narrow_to_numpy(tensor: torch.Tensor, dtype: dtypes.DType | None) -> np.ndarray:
+    source = FLOWMESH_DTYPES.get(tensor.dtype)
+    if source is not None and source in dtypes.NARROW_DTYPES:
+        return tensor.view(torch.uint8).numpy().view(source.as_numpy_dtype)
+    return tensor.numpy().astype(dtype.as_numpy_dtype)
 
 
 def to_torch(array: Any, dtype: dtypes.DType, device: torch.device | None = None) -> Any:
@@ -56,11 +86,15 @@ def to_torch(array: Any, dtype: dtypes.DType, device: torch.device | None = None
         out = array
     else:
         array = np.asarray(array)
-        if dtype.is_quantized:
+        if dtype in dtypes.NARROW_DTYPES:
+            out = _narrow_to_torch(array, dtype)
+        elif dtype.is_quantized:
             array = (array.view(array.dtype[0]) if array.dtype.fields else array).astype(
                 dtype.as_numpy_dtype[0])
             dtype = dtypes.as_dtype(array.dtype)
-        if dtype == dtypes.bfloat16:
+        if dtype in dtypes.NARROW_DTYPES:
+            pass
+        elif dtype == dtypes.bfloat16:
             out = torch.from_numpy(np.ascontiguousarray(array.astype(np.float32))).to(torch.bfloat16)
         else:
             if array.dtype != dtype.as_numpy_dtype:
@@ -91,6 +125,8 @@ def to_numpy(value: Any, dtype: dtypes.DType | None = None, copy: bool = True) -
             import ml_dtypes
 
             array = tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+        elif tensor.dtype in _FLOAT8_TORCH or (dtype is not None and dtype in WIDENED_STORAGE):
+            array = _narrow_to_numpy(tensor, dtype)
         else:
             array = tensor.numpy()
         if copy:
