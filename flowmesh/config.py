@@ -23,10 +23,9 @@ FLOWMESH_ADAPTIVE_PREFETCH      1        A ``prefetch`` in threads times running
                                          consumer's thread now and then and keeps the
                                          faster (``kernels/pipeline/prefetch_mode.py``).
 FLOWMESH_TUNER_MAX_LOAD         2.0      From this 1-minute load average per CPU on, the
-                                         tuner keeps the team without probing plans of
-                                         short steps (there one thread probes faster but
-                                         runs slower: the scheduler shares the cores per
-                                         thread; ``runtime/thread_tuner.py``). 0: always
+                                         tuner keeps the team without probing (there one
+                                         thread probes faster but runs slower: the
+                                         scheduler shares the cores per thread). 0: always
                                          probe.
 FLOWMESH_CHUNK_HELPERS          0        N > 0 adds a third candidate to the tuner, the
                                          dynamic mode: one intra-op thread, big MatMuls
@@ -262,8 +261,7 @@ ADAPTIVE_PREFETCH = Setting("FLOWMESH_ADAPTIVE_PREFETCH", 1, int,
                             "1: a prefetch times its thread against producing in the consumer "
                             "now and then and keeps the faster; 0: always the thread")
 TUNER_MAX_LOAD = Setting("FLOWMESH_TUNER_MAX_LOAD", 2.0, float,
-                         "load average per CPU from which the thread tuner keeps the team for plans of "
-                         "short steps (0: never)")
+                         "load average per CPU from which the thread tuner keeps the team (0: never)")
 CHUNK_HELPERS = Setting("FLOWMESH_CHUNK_HELPERS", 0, int,
                         "helper threads of the tuner's dynamic mode (0: no dynamic mode)")
 ONEDNN_MATMUL = Setting("FLOWMESH_ONEDNN_MATMUL", "auto", str,

@@ -20,14 +20,10 @@ show in the mean, not in the median, while one step that another process happene
 preempt does not decide); a mode other than the team must be 10% faster to replace it.
 
 On a heavily oversubscribed machine (1-minute load average at least
-``FLOWMESH_TUNER_MAX_LOAD`` per CPU) the team is kept without probing when the plan's steps
-are short (its fastest step so far under ``GUARD_MAX_STEP_S``): there short probes favour
-one thread, which then gets a smaller share of the cores than the team (the scheduler
-shares the cores per thread). Plans with longer steps (hundreds of OpenMP regions a step,
-each a barrier that a descheduled member stalls) are probed at any load, and one thread
-won there when it was faster. The measurements behind each rule are in
-``benchmarks/RESULTS.md`` (issue 13: "The thread tuner", "sched13"; issue 27: "The
-Transformer step").
+``FLOWMESH_TUNER_MAX_LOAD`` per CPU) the team is kept without probing: there short probes
+favour one thread, which then gets a smaller share of the cores than the team (the
+scheduler shares the cores per thread). The measurements behind each rule are in
+``benchmarks/RESULTS.md`` (issue 13: "The thread tuner", "sched13").
 
 Only sessions (and servers, for a task's steps) that leave ``intra_op_parallelism_threads``
 at 0 are tuned (``runtime/cpu_policy.py``), and
@@ -51,7 +47,6 @@ MARGIN = 0.9         # another mode must be at least 10% faster to replace the t
 FIRST_REPROBE_S = 2.0  # the first decision is checked again soon (start-up noise) ...
 REPROBE_S = 10.0     # ... later ones at most this often ...
 REPROBE_FACTOR = 20  # ... and at least this many times the last probe's duration
-GUARD_MAX_STEP_S = 0.005  # the load guard holds for plans whose fastest step is shorter
 
 
 class Mode(NamedTuple):
@@ -94,7 +89,6 @@ class ThreadTuner:
         self._probe_started: float | None = None
         self._next_probe = 0.0
         self._decisions = 0
-        self._fastest_step = float("inf")  # the shortest step recorded, any mode
 
     def mode(self) -> Mode:
         """The mode for the next step."""
@@ -114,9 +108,8 @@ class ThreadTuner:
         return self._blocks[-1]
 
     def _overloaded(self) -> bool:
-        """On a heavily oversubscribed machine, for a plan of short steps: keeps the team,
-        checks again soon."""
-        if self._max_load <= 0 or self._load is None or self._fastest_step >= GUARD_MAX_STEP_S:
+        """On a heavily oversubscribed machine: keeps the team, checks again soon."""
+        if self._max_load <= 0 or self._load is None:
             return False
         load = self._load()
         if load < self._max_load:
@@ -133,7 +126,6 @@ class ThreadTuner:
 
     def record(self, mode: Mode | int, seconds: float) -> None:
         """Notes that a step in ``mode`` (or on that many threads) took ``seconds``."""
-        self._fastest_step = min(self._fastest_step, seconds)
         if self._warmup > 0:
             self._warmup -= 1
             return

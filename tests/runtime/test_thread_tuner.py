@@ -155,42 +155,24 @@ def test_the_process_default_thread_count_fixes_sessions_without_their_own(monke
         torch.set_num_threads(before)
 
 
-SHORT = {2: 0.002, 1: 0.001}  # step seconds of a plan under the load guard's step bound
-
-
 def test_a_heavily_loaded_machine_keeps_the_team_without_probing() -> None:
-    """Above max_load per CPU one thread probed faster but ran far slower for a plan of
-    short steps (the scheduler shares the cores per thread): the team stays, and probing
-    resumes when the load falls."""
+    """Above max_load per CPU one thread probed faster but ran far slower (the scheduler
+    shares the cores per thread): the team stays, and probing resumes when the load
+    falls."""
     clock, load = FakeClock(), [3.0]
     tuner = ThreadTuner(2, clock=clock, load=lambda: load[0], max_load=2.0)
-    used = _steps(tuner, SHORT, thread_tuner.WARMUP_STEPS + 20)
+    used = _steps(tuner, {2: 1.0, 1: 0.5}, thread_tuner.WARMUP_STEPS + 20)
     assert set(used) == {2} and tuner.choice == Mode(2)
     load[0] = 0.5
     clock.now += thread_tuner.FIRST_REPROBE_S
-    _steps(tuner, SHORT, 2 * PROBE)
+    _steps(tuner, {2: 1.0, 1: 0.5}, 2 * PROBE)
     assert tuner.choice == Mode(1)
     load[0] = 2.5  # busy again: back to the team at the next check, without a probe
     clock.now += thread_tuner.REPROBE_S
-    assert _steps(tuner, SHORT, 3) == [2, 2, 2]
+    assert _steps(tuner, {2: 1.0, 1: 0.5}, 3) == [2, 2, 2]
     unguarded = ThreadTuner(2, clock=FakeClock(), load=lambda: 9.0, max_load=0.0)
-    _steps(unguarded, SHORT, thread_tuner.WARMUP_STEPS + 2 * PROBE)
+    _steps(unguarded, {2: 1.0, 1: 0.5}, thread_tuner.WARMUP_STEPS + 2 * PROBE)
     assert unguarded.choice == Mode(1)
-
-
-def test_a_plan_of_long_steps_is_probed_at_any_load() -> None:
-    """The load guard is for short steps: a plan whose fastest step takes at least
-    GUARD_MAX_STEP_S (hundreds of OpenMP regions a step) is probed on a loaded machine too,
-    and keeps one thread when that is faster."""
-    long_steps = {2: 20 * thread_tuner.GUARD_MAX_STEP_S, 1: 10 * thread_tuner.GUARD_MAX_STEP_S}
-    tuner = ThreadTuner(2, clock=FakeClock(), load=lambda: 9.0, max_load=2.0)
-    used = _steps(tuner, long_steps, thread_tuner.WARMUP_STEPS + 2 * PROBE + 3)
-    assert 1 in used[:-3] and used[-3:] == [1, 1, 1] and tuner.choice == Mode(1)
-    # one short step (a plan that is fast when it gets the cores) puts it under the guard
-    guarded = ThreadTuner(2, clock=FakeClock(), load=lambda: 9.0, max_load=2.0)
-    guarded.record(2, thread_tuner.GUARD_MAX_STEP_S / 2)
-    used = _steps(guarded, long_steps, thread_tuner.WARMUP_STEPS + 2 * PROBE)
-    assert set(used) == {2} and guarded.choice == Mode(2)
 
 
 def test_probe_blocks_last_long_enough_for_the_machine_to_settle(monkeypatch) -> None:
