@@ -275,6 +275,13 @@ def check_out_of_place_ring() -> None:
         comm.allreduce_each([output], ReduceOp.SUM, sources=[source])
         if not torch.equal(output, torch.full((1 << 20,), float(n * (n + 1) // 2))):
             problems.append(f"ring with a peer {late} s late: wrong sum")
+    # in place, a small transfer riding with the large one (a speculative header's layout)
+    small, big = torch.full((17,), float(r + 1)), torch.full((1 << 20,), float(r + 2))
+    comm.allreduce_each([small, big], ReduceOp.SUM)
+    total = n * (n + 1) // 2
+    if not (torch.equal(small, torch.full((17,), float(total)))
+            and torch.equal(big, torch.full((1 << 20,), float(total + n)))):
+        problems.append("in-place batch: wrong sums")
     report("out_of_place_ring", problems=problems, digests=digests)
 
 

@@ -30,14 +30,15 @@ Wait = Callable[[Any], None]
 class RingAllreduce:
     """One out-of-place sum of ``source`` into ``output`` (flat, same size and dtype,
     contiguous, on the CPU) over ``group``'s point-to-point sends, as member ``rank`` of
-    ``size`` (>= 2). :meth:`start` posts the first transfers; :meth:`finish` drives the
+    ``size`` (>= 2); ``source`` may be ``output`` itself (in place). :meth:`start` posts the first transfers; :meth:`finish` drives the
     ring to the end, waiting for each transfer with ``wait`` (which raises on a dead peer
     or a timeout). ``scratch(i, numel, dtype)`` lends scratch buffer ``i`` (0 or 1) of at
     least ``numel`` elements: the caller keeps them between collectives, since fresh large
     buffers cost page faults."""
 
     def __init__(self, group: Any, source: torch.Tensor, output: torch.Tensor, rank: int,
-                 size: int, scratch: Callable[[int, int, torch.dtype], torch.Tensor]):
+                 size: int, scratch: Callable[[int, int, torch.dtype], torch.Tensor],
+                 slot: int = 0):
         self._group = group
         self._x = source
         self._out = output
@@ -48,7 +49,8 @@ class RingAllreduce:
         self._segments = _split(source.numel(), size)
         largest = max(length for _, length in self._segments)
         self._chunks = max(1, min(MAX_CHUNKS, source.element_size() * largest // CHUNK_BYTES))
-        self._scratch = [scratch(i, largest, source.dtype) for i in range(min(2, size - 1))]
+        self._scratch = [scratch(2 * slot + i, largest, source.dtype) for i in range(min(2, size - 1))]
+        self._tag_base = slot << 24  # rings of one batch run together: tags and scratch apart
         self._steps = 2 * (size - 1)  # reduce-scatter, then all-gather
         self._sends: list[Any] = []
         self._receives: list[list[tuple[Any, torch.Tensor]]] = []
@@ -100,12 +102,13 @@ class RingAllreduce:
                 target = self._scratch[step % 2][start - first:start - first + n]
             else:
                 target = self._out[start:start + n]
-            tag = step * self._chunks + chunk
+            tag = self._tag_base + step * self._chunks + chunk
             posted.append((self._group.recv([target], self._left, tag), target))
         self._receives.append(posted)
 
     def _send(self, tensor: torch.Tensor, step: int, chunk: int) -> None:
-        self._sends.append(self._group.send([tensor], self._right, step * self._chunks + chunk))
+        self._sends.append(self._group.send([tensor], self._right,
+                                            self._tag_base + step * self._chunks + chunk))
 
 
 def _split(n: int, parts: int) -> list[tuple[int, int]]:

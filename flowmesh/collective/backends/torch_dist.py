@@ -59,7 +59,7 @@ _WAIT_SLICE_S = 0.2
 # Groups closed while a collective was still in flight: destroying one would join a worker
 # thread blocked on a peer. They are kept alive here; gloo's timeout ends those threads.
 _ABANDONED_GROUPS: list[Any] = []
-RING_MIN_BYTES = 1 << 20  # out-of-place sums from here run the ring (no copy of the source)
+RING_MIN_BYTES = 1 << 20  # sums from here run the ring (two members; no copy of a live source)
 
 
 def connect_store(host: str, port: int, is_master: bool, world_size: int | None,
@@ -318,9 +318,10 @@ class TorchDistributedCommunicator(Communicator):
 
     def allreduce_each(self, tensors: Sequence[torch.Tensor], op: ReduceOp,
                        sources: Sequence[torch.Tensor | None] | None = None) -> None:
-        """gloo's all-reduce for in-place entries; an out-of-place sum of a large CPU
-        tensor runs the ring of :mod:`~flowmesh.collective.backends.ring` (no copy of the
-        source), driven by this thread; other out-of-place entries copy their source first."""
+        """In a group of two, a batch with a large CPU sum runs on the rings of
+        :mod:`~flowmesh.collective.backends.ring` (point-to-point, no copy of a live source),
+        driven by this thread; otherwise gloo's all-reduce, out-of-place entries copying
+        their source first."""
         works, rings = self._start_allreduces(tensors, op, sources)
         self._finish("allreduce", works, rings)
 
@@ -349,12 +350,17 @@ class TorchDistributedCommunicator(Communicator):
                           ) -> tuple[list[Any], list[RingAllreduce]]:
         options = dist.AllreduceOptions()
         options.reduceOp = _TORCH_OPS[ReduceOp.parse(op)]
+        entries = list(zip(tensors, sources or [None] * len(tensors)))
+        fits = [self._ring_fits(tensor, source, op) for tensor, source in entries]
+        large = any(fit and tensor.numel() * tensor.element_size() >= RING_MIN_BYTES
+                    for fit, (tensor, _) in zip(fits, entries))
         rings, starts = [], []
-        for tensor, source in zip(tensors, sources or [None] * len(tensors)):
-            if source is not None and self._ring_fits(tensor, source, op):
-                rings.append(RingAllreduce(self._control_group(), source.reshape(-1),
+        for fit, (tensor, source) in zip(fits, entries):
+            if fit and large:  # the batch's small transfers (a header) ride with the large one
+                rings.append(RingAllreduce(self._control_group(),
+                                           (tensor if source is None else source).reshape(-1),
                                            tensor.reshape(-1), self.rank, self.size,
-                                           self._scratch_buffer))
+                                           self._scratch_buffer, slot=len(rings)))
                 continue
             if source is not None:
                 tensor.copy_(source.reshape(tensor.shape))
@@ -370,20 +376,20 @@ class TorchDistributedCommunicator(Communicator):
                 1, thread_name_prefix=f"flowmesh-ring-{self.rank}")
         return self._ring_thread
 
-    def _ring_fits(self, tensor: torch.Tensor, source: torch.Tensor, op: ReduceOp) -> bool:
-        """Whether the out-of-place ring takes this reduction: a sum of at least
-        ``RING_MIN_BYTES`` on the CPU (below, the copy costs less than the ring's extra
-        calls), both sides contiguous and of one dtype, in a group of two. With more
-        members a member would wait on a live neighbour that stopped because *its*
-        neighbour died, and a point-to-point wait cannot be cut short when the launcher
-        reports the death (see :meth:`_wait_transfer`); gloo's collective, waited for in
-        slices, can."""
+    def _ring_fits(self, tensor: torch.Tensor, source: torch.Tensor | None, op: ReduceOp) -> bool:
+        """Whether the ring may take this sum (in place, or out of place from ``source``):
+        a group of two, the CPU, contiguous tensors of one dtype. A batch goes to rings
+        when one of its transfers is at least ``RING_MIN_BYTES`` (below, gloo's single call
+        costs less than the ring's few). With more members a member would wait on a live
+        neighbour that stopped because *its* neighbour died, and a point-to-point wait
+        cannot be cut short when the launcher reports the death (see
+        :meth:`_wait_transfer`); gloo's collective, waited for in slices, can."""
+        source = tensor if source is None else source
         return (self.size == 2 and ReduceOp.parse(op) is ReduceOp.SUM
                 and tensor.device.type == "cpu" and source.device.type == "cpu"
                 and tensor.dtype == source.dtype and tensor.dtype != torch.bool
                 and tensor.is_contiguous() and source.is_contiguous()
-                and tensor.numel() == source.numel()
-                and tensor.numel() * tensor.element_size() >= RING_MIN_BYTES)
+                and tensor.numel() == source.numel() and tensor.numel() >= self.size)
 
     def _scratch_buffer(self, index: int, numel: int, dtype: torch.dtype) -> torch.Tensor:
         """Scratch buffer ``index`` of the ring, kept for the next collective (a fresh
