@@ -3,6 +3,7 @@
 low-precision dtypes."""
 
 from flowmesh import experimental_extension_type as extension_type
+from flowmesh.core.deprecation import enable_strict_mode
 from flowmesh.core.dtypes import (
     float4_e2m1fn,
     float8_e4m3b11fnuz,
@@ -15,6 +16,7 @@ from flowmesh.core.dtypes import (
     uint2,
     uint4,
 )
+from flowmesh.data.optional import Optional
 from flowmesh.ops.dispatch import (
     dispatch_for_api,
     dispatch_for_binary_elementwise_apis,
