@@ -17,6 +17,7 @@ from flowmesh.core.dtypes import (
     uint4,
 )
 from flowmesh.data.optional import Optional
+from flowmesh.ops.control_flow_intermediates import set_output_all_intermediates as output_all_intermediates
 from flowmesh.ops.dispatch import (
     dispatch_for_api,
     dispatch_for_binary_elementwise_apis,

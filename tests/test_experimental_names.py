@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import flowmesh as tf
@@ -37,3 +38,37 @@ def test_deprecated_name_warns_once_then_strict_mode_raises(strict_mode: None,
         with pytest.raises(RuntimeError, match="deprecated, which raises an error in strict mode"):
             tf.initialize_local_variables()
         tf.global_variables_initializer()  # not deprecated: no error
+
+
+@pytest.fixture
+def all_intermediates(monkeypatch: pytest.MonkeyPatch) -> None:
+    from flowmesh.ops import control_flow_intermediates
+
+    monkeypatch.setattr(control_flow_intermediates, "_override", None)
+
+
+def _cond_and_loop(x):
+    y = tf.cond(x[0] > 0, lambda: tf.sigmoid(x) * 2.0, lambda: tf.tanh(x))
+    _, z = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, tf.sin(v) * 1.5), [0, y])
+    return z
+
+
+def _build(state):
+    tf.experimental.output_all_intermediates(state)
+    with tf.Graph().as_default() as graph:
+        x = tf.constant([0.5, -1.0, 2.0])
+        z = _cond_and_loop(x)
+        counts = {op.type: len(op.outputs) for op in graph.get_operations() if op.type in ("If", "While")}
+        grad = tf.gradients(z, x)[0]
+        with tf.Session() as sess:
+            return counts, sess.run([z, grad])
+
+
+def test_output_all_intermediates_adds_outputs_at_construction(all_intermediates: None) -> None:
+    default_counts, default_values = _build(None)
+    off_counts, _ = _build(False)
+    on_counts, on_values = _build(True)
+    assert default_counts == off_counts == {"If": 1, "While": 3}
+    assert on_counts["If"] > 1 and on_counts["While"] > 3
+    for ours, reference in zip(on_values, default_values):
+        np.testing.assert_allclose(ours, reference, rtol=1e-6)
