@@ -33,6 +33,7 @@ from flowmesh.ops.extension_type import (
     ExtensionTypeSpec,
 )
 from flowmesh.ops.row_partition import RowPartition
+from flowmesh.ops.structured_tensor import StructuredTensor
 from flowmesh.unsupported import EAGER as _EAGER
 from flowmesh.unsupported import NATIVE_LIBRARIES as _NATIVE
 from flowmesh.unsupported import unsupported as _unsupported
