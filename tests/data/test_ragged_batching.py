@@ -91,3 +91,16 @@ def test_ragged_tensor_structure_is_a_ragged_tensor_spec():
     theirs = tf1.data.experimental.RaggedTensorStructure(tf1.int32, [None, None], 1)
     assert (theirs.shape.as_list(), theirs.ragged_rank, theirs.row_splits_dtype.name) == \
         (spec.shape.as_list(), spec.ragged_rank, spec.row_splits_dtype.name)
+
+
+def test_unbatch_of_ragged_batches_matches_tensorflow():
+    tf1 = require_tensorflow()
+
+    def make(tf):
+        batched = _matrices_with_labels(tf).apply(tf.data.experimental.dense_to_ragged_batch(2))
+        return batched.unbatch()
+
+    spec, ours = _batches(fm, make, 5)
+    tf_spec, theirs = _batches(tf1, make, 5)
+    _same(ours, theirs)
+    assert _describe(spec) == _describe(tf_spec)

@@ -3,7 +3,7 @@
 :class:`RaggedValue` holds the ``flat_values`` (a torch tensor, or a NumPy object array for
 strings) and the ``nested_row_splits`` (int tensors of ``splits_dtype``); with no splits it is
 a ragged-rank-0 value, a dense tensor whose first dimension may differ between elements.
-:meth:`RaggedValue.stack` batches as TensorFlow's ``BatchDataset`` does for ragged
+:meth:`RaggedValue.stack` batches (and indexing unbatches) as TensorFlow's datasets do for ragged
 components: a new outermost ragged dimension whose rows are the elements.
 """
 
@@ -34,6 +34,25 @@ class RaggedValue:
     def nrows(self) -> int:
         splits = self.nested_row_splits
         return int(splits[0].shape[0]) - 1 if splits else int(self.flat_values.shape[0])
+
+    @property
+    def shape(self) -> tuple[int | None, ...]:
+        """``nrows``, then ``None`` for each ragged dimension, then the flat values' inner shape."""
+        inner = tuple(int(d) for d in self.flat_values.shape[1:])
+        return (self.nrows(), *([None] * len(self.nested_row_splits)), *inner)
+
+    def __getitem__(self, i: int) -> RaggedValue:
+        """Row ``i`` (``unbatch``): one ragged dimension less."""
+        size = self.nrows()
+        if not -size <= i < size:
+            raise IndexError(f"row {i} of a ragged value with {size} rows")
+        start, stop = i % size, i % size + 1
+        levels = []
+        for splits in self.nested_row_splits:
+            begin, end = int(splits[start]), int(splits[stop])
+            levels.append(splits[start:stop + 1] - splits[start])
+            start, stop = begin, end
+        return RaggedValue(self.flat_values[start:stop], levels[1:], self.splits_dtype)
 
     @staticmethod
     def stack(items: Sequence[Any], component: int, stage: str) -> RaggedValue:
