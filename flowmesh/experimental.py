@@ -3,6 +3,7 @@
 low-precision dtypes."""
 
 from flowmesh import experimental_extension_type as extension_type
+from flowmesh.core.deprecation import enable_strict_mode
 from flowmesh.core.dtypes import (
     float4_e2m1fn,
     float8_e4m3b11fnuz,
@@ -15,6 +16,8 @@ from flowmesh.core.dtypes import (
     uint2,
     uint4,
 )
+from flowmesh.data.optional import Optional
+from flowmesh.ops.control_flow_intermediates import set_output_all_intermediates as output_all_intermediates
 from flowmesh.ops.dispatch import (
     dispatch_for_api,
     dispatch_for_binary_elementwise_apis,
@@ -30,6 +33,7 @@ from flowmesh.ops.extension_type import (
     ExtensionTypeSpec,
 )
 from flowmesh.ops.row_partition import RowPartition
+from flowmesh.ops.structured_tensor import StructuredTensor
 from flowmesh.unsupported import EAGER as _EAGER
 from flowmesh.unsupported import NATIVE_LIBRARIES as _NATIVE
 from flowmesh.unsupported import unsupported as _unsupported

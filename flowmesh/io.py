@@ -33,6 +33,7 @@ from flowmesh.ops.parse_sequence_batch_ops import parse_sequence_example
 from flowmesh.ops.parsing_config import (
     FixedLenFeature,
     FixedLenSequenceFeature,
+    RaggedFeature,
     SparseFeature,
     VarLenFeature,
 )
@@ -47,10 +48,8 @@ from flowmesh.ops.sparse_serialize_ops import (
 from flowmesh.train.graph_io import write_graph
 from flowmesh.train.input_producers import match_filenames_once
 from flowmesh.unsupported import JPEG_XL as _JPEG_XL
-from flowmesh.unsupported import RAGGED as _RAGGED
 from flowmesh.unsupported import unsupported as _unsupported
 
-RaggedFeature = _unsupported("io.RaggedFeature", _RAGGED)
 decode_jxl = _unsupported("io.decode_jxl", _JPEG_XL)
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "TFRecordCompressionType", "TFRecordOptions",

@@ -38,6 +38,7 @@ from flowmesh.data.option_groups import (
 )
 from flowmesh.data.optional import Optional, get_next_as_optional
 from flowmesh.data.options import AutoShardPolicy, Options
+from flowmesh.data.ragged_batching import RaggedTensorStructure, dense_to_ragged_batch
 from flowmesh.data.resampling import rejection_resample
 from flowmesh.data.selection import choose_from_datasets, sample_from_datasets
 from flowmesh.data.sharding import SHARD_HINT, auto_shard

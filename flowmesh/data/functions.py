@@ -16,11 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.function import FuncGraph, building
 from flowmesh.core.graph import Tensor, get_default_graph
 from flowmesh.core.type_spec import SparseTensorSpec, TensorSpec
 from flowmesh.data import structure as st
+from flowmesh.ops.ragged_tensor import RaggedTensor
 
 
 class TracedFunction:
@@ -59,8 +61,8 @@ def trace(fn: Callable[..., Any], element_spec: Any, name: str) -> TracedFunctio
 
 
 def _argument(graph: FuncGraph, spec: Any, index: int) -> Any:
-    if st.is_sparse(spec):
-        return graph.add_input(SparseTensorSpec.component_dtype, [], name=f"arg{index}")
+    if st.is_variant_leaf(spec):
+        return graph.add_input(dtypes.variant, [], name=f"arg{index}")
     placeholder = graph.add_input(spec.dtype, spec.shape, name=f"arg{index}")
     if isinstance(spec, st.DatasetSpec):
         from flowmesh.data.dataset import Dataset
@@ -89,7 +91,7 @@ def _as_output(value: Any, name: str) -> Any:
     from flowmesh.core.sparse_tensor import SparseTensor, SparseTensorValue
     from flowmesh.data.dataset import Dataset
 
-    if isinstance(value, Dataset):
+    if isinstance(value, (Dataset, RaggedTensor)):
         return value
     if isinstance(value, (SparseTensor, SparseTensorValue)):
         return SparseTensor.from_value(value)
@@ -108,4 +110,6 @@ def _spec_of(value: Any) -> Any:
         return st.DatasetSpec(value.element_spec)
     if isinstance(value, SparseTensor):
         return SparseTensorSpec(value.shape, value.dtype)
+    if isinstance(value, RaggedTensor):
+        return value._type_spec
     return TensorSpec(value.shape, value.dtype)

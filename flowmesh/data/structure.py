@@ -14,15 +14,30 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.shapes import TensorShape
 from flowmesh.core.type_spec import SparseTensorSpec, TensorSpec
+from flowmesh.ops.ragged_tensor_spec import RaggedTensorSpec
 
 
 def with_shape(spec: Any, shape: Any) -> Any:
-    """A spec of the same kind and dtype as ``spec`` with another static shape."""
+    """A spec of the same kind and dtype as ``spec`` with another static shape (a ragged
+    spec gains a ragged dimension per dimension added in front, as batching does)."""
+    if is_ragged(spec):
+        shape = TensorShape(shape)
+        added = 0 if shape.rank is None or spec.shape.rank is None else shape.rank - spec.shape.rank
+        return RaggedTensorSpec(shape, spec.dtype, spec.ragged_rank + added, spec.row_splits_dtype)
     return type(spec)(shape, spec.dtype)
 
 
 def is_sparse(spec: Any) -> bool:
     return isinstance(spec, SparseTensorSpec)
+
+
+def is_ragged(spec: Any) -> bool:
+    return isinstance(spec, RaggedTensorSpec)
+
+
+def is_variant_leaf(spec: Any) -> bool:
+    """A SparseTensor or RaggedTensor leaf: one ``variant`` scalar component."""
+    return isinstance(spec, (SparseTensorSpec, RaggedTensorSpec))
 
 
 class DatasetSpec:
@@ -95,13 +110,13 @@ def same_structure(a: Any, b: Any) -> bool:
 
 
 def flat_types(structure: Any) -> list[dtypes.DType]:
-    """The dtypes of the components (``variant`` for a SparseTensor)."""
-    return [dtypes.variant if is_sparse(spec) else spec.dtype for spec in flatten(structure)]
+    """The dtypes of the components (``variant`` for a SparseTensor or RaggedTensor)."""
+    return [dtypes.variant if is_variant_leaf(spec) else spec.dtype for spec in flatten(structure)]
 
 
 def flat_shapes(structure: Any) -> list[TensorShape]:
-    """The shapes of the components (a SparseTensor's one value is a scalar)."""
-    return [TensorShape([]) if is_sparse(spec) else spec.shape for spec in flatten(structure)]
+    """The shapes of the components (a SparseTensor's or RaggedTensor's one value is a scalar)."""
+    return [TensorShape([]) if is_variant_leaf(spec) else spec.shape for spec in flatten(structure)]
 
 
 def types_of(structure: Any) -> Any:
@@ -123,6 +138,8 @@ def classes_of(structure: Any) -> Any:
             from flowmesh.core.sparse_tensor import SparseTensor
 
             return SparseTensor
+        if is_ragged(spec):
+            return spec.value_type
         if isinstance(spec, DatasetSpec):
             from flowmesh.data.dataset import Dataset
 
@@ -161,12 +178,15 @@ def most_specific_compatible(a: Any, b: Any) -> Any:
 def to_components(structure: Any, values: Any) -> list[Any]:
     """The component tensors of ``values`` (nested like ``structure``): a SparseTensor
     becomes one variant tensor."""
+    from flowmesh.ops import ragged_element_ops
     from flowmesh.ops.sparse_element_ops import to_variant
 
     out = []
     for spec, value in zip(flatten(structure), flatten(values)):
         if is_sparse(spec):
             value = to_variant(value)
+        elif is_ragged(spec):
+            value = ragged_element_ops.to_variant(value, spec.row_splits_dtype)
         elif isinstance(spec, DatasetSpec) and hasattr(value, "_variant_tensor"):
             value = value._variant_tensor
         out.append(value)
@@ -174,8 +194,16 @@ def to_components(structure: Any, values: Any) -> list[Any]:
 
 
 def from_components(structure: Any, components: Sequence[Any]) -> Any:
-    """``structure`` rebuilt from component tensors (variants back to SparseTensors)."""
+    """``structure`` rebuilt from component tensors (variants back to SparseTensors and
+    RaggedTensors)."""
+    from flowmesh.ops import ragged_element_ops
     from flowmesh.ops.sparse_element_ops import from_variant
 
-    return pack(structure, [from_variant(c, spec.dtype, spec.shape) if is_sparse(spec) else c
-                            for spec, c in zip(flatten(structure), components)])
+    def rebuild(spec: Any, component: Any) -> Any:
+        if is_sparse(spec):
+            return from_variant(component, spec.dtype, spec.shape)
+        if is_ragged(spec):
+            return ragged_element_ops.from_variant(component, spec)
+        return component
+
+    return pack(structure, [rebuild(spec, c) for spec, c in zip(flatten(structure), components)])

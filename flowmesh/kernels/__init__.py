@@ -81,6 +81,7 @@ from flowmesh.kernels import (  # noqa: F401 - imported for registration
     quantize_ops,
     quantized_nn_ops,
     queue_kinds,
+    ragged_element_ops,
     random_dist_ops,
     random_index_shuffle_ops,
     random_ops,

@@ -38,6 +38,7 @@ from flowmesh.ops import _structure as nest
 from flowmesh.ops import array_ops
 from flowmesh.ops.array_ops import identity, stack
 from flowmesh.ops.cast_ops import cast
+from flowmesh.ops.control_flow_intermediates import intermediates, output_all_intermediates
 from flowmesh.ops.control_flow_ops import group
 from flowmesh.ops.function_call import create_function_op, function_op_shape, function_output, unify_captures
 from flowmesh.ops.gradients_impl import gradients
@@ -244,6 +245,10 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
                 "output_shapes": [merge_shapes(a.shape, b.shape) for a, b in zip(*flats)],
             }
             op = create_function_op(graph, "If", [pred] + externals, branches, attrs, scope or "If")
+            if output_all_intermediates():
+                for index, branch in enumerate(branches):
+                    for tensor in intermediates(branch, skip=branch.inputs):
+                        if_intermediate(op, index, tensor)
     templates = [_template(v) for v in nest.flatten(results[0])]
     packed = nest.pack_sequence_as(
         results[0], [from_flow(t, v) for t, v in zip(templates, op.outputs[:len(flats[0])])])

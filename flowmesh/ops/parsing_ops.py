@@ -25,6 +25,7 @@ from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape
 from flowmesh.core.sparse_tensor import SparseTensor
+from flowmesh.ops import ragged_feature_parsing as ragged_parsing
 from flowmesh.ops._builders import make_op
 from flowmesh.ops.parsing_config import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from flowmesh.ops.sparse_feature_parsing import construct, expand
@@ -169,12 +170,15 @@ def _parse(serialized: Any, features: Mapping[str, Any], single: bool, name: str
         raise ValueError(f"{name}: serialized must be a {'scalar' if single else 'vector'}, got "
                          f"shape {tensor.shape}")
 
-    plain, sparse = expand(features)
+    plain, ragged = ragged_parsing.expand(features, single)
+    plain, sparse = expand(plain)
     attrs = _specs_to_attrs(plain, "", sequence_ok=True)
     attrs["single"] = single
     op = make_op("ParseExample", [tensor], attrs, name=name)
     result, _ = _unpack(op.outputs, attrs, "")
-    return construct(result, sparse, features) if sparse else result
+    if sparse:
+        result = construct(result, sparse, {**features, **plain} if ragged else features)
+    return ragged_parsing.construct(result, ragged, features, single) if ragged else result
 
 
 def parse_single_sequence_example(serialized: Any, context_features: Mapping[str, Any] | None = None,

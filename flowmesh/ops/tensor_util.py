@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from flowmesh.core.deprecation import deprecated
 from flowmesh.core.graph import Operation, Tensor, name_scope
 from flowmesh.core.shapes import Dimension, TensorShape
 from flowmesh.ops import array_ops
@@ -56,16 +57,19 @@ def is_tensor(x: Any) -> bool:
         "SparseTensor", "IndexedSlices", "Variable", "PartitionedVariable")
 
 
+@deprecated("2017-03-02", "Use `tf.local_variables_initializer` instead.")
 def initialize_local_variables() -> Operation:
     """Deprecated: ``local_variables_initializer``."""
     return local_variables_initializer()
 
 
+@deprecated("2017-03-02", "Use `tf.variables_initializer` instead.")
 def initialize_variables(var_list: list[Any], name: str = "init") -> Operation:
     """Deprecated: ``variables_initializer``."""
     return variables_initializer(var_list, name=name)
 
 
+@deprecated(None, "Use `tf.tables_initializer` instead.")
 def initialize_all_tables(name: str = "init_all_tables") -> Operation:
     """Deprecated: ``tables_initializer``."""
     return tables_initializer(name=name)

@@ -16,6 +16,7 @@ from typing import Any
 
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor, register_tensor_conversion_function
+from flowmesh.core.deprecation import deprecated
 from flowmesh.core.graph import (
     GraphKeys,
     Operation,
@@ -314,7 +315,10 @@ def global_variables_initializer() -> Operation:
     return variables_initializer(global_variables())
 
 
-initialize_all_variables = global_variables_initializer
+@deprecated("2017-03-02", "Use `tf.global_variables_initializer` instead.")
+def initialize_all_variables() -> Operation:
+    """Deprecated: ``global_variables_initializer``."""
+    return global_variables_initializer()
 
 
 def local_variables_initializer() -> Operation:

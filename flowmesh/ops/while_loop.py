@@ -33,10 +33,11 @@ from flowmesh.core.registry import register_op
 from flowmesh.core.shapes import TensorShape, as_shape
 from flowmesh.ops import _structure as nest
 from flowmesh.ops.cast_ops import cast
+from flowmesh.ops.control_flow_intermediates import intermediates, output_all_intermediates
 from flowmesh.ops.function_call import create_function_op, function_output, unify_captures
 from flowmesh.ops.math_ops import add, less, logical_and
 from flowmesh.ops.tensor_array import TensorArray, from_flow, to_flow
-from flowmesh.ops.while_grad import while_grad
+from flowmesh.ops.while_grad import while_accumulator, while_grad
 
 
 def _while_shape(inputs: Sequence[Tensor], attrs: dict[str, Any]) -> list:
@@ -112,6 +113,11 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
             counter = constant(0, dtype=dtypes.int32, name="loop_counter")
             op = create_function_op(graph, "While", [counter] + init + externals, functions,
                                     attrs, scope or "While")
+            if output_all_intermediates():
+                body_graph = loop.body_graph
+                skip = [body_graph.inputs[0], *body_graph.inputs[body_graph.num_args:]]  # counter, captures
+                for tensor in intermediates(body_graph, skip=skip, skip_identity=True):
+                    while_accumulator(op, tensor)
     outputs = [from_flow(t, v) for t, v in zip(flat_vars, op.outputs[1:1 + len(init)])]
     packed = nest.pack_sequence_as(result, outputs)
     if single and not return_same_structure:

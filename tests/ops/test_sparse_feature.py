@@ -47,8 +47,3 @@ def test_conflicting_specs():
     with pytest.raises(ValueError, match="conflicts"):
         tf.io.parse_example([b""], {"s": tf.io.SparseFeature("ix", "val", tf.float32, 3),
                                     "ix": tf.io.VarLenFeature(tf.float32)})
-
-
-def test_ragged_feature_is_a_stand_in_naming_why():
-    with pytest.raises(tf.errors.UnimplementedError, match="RaggedTensor"):
-        tf.io.RaggedFeature(tf.int64)

@@ -17,6 +17,7 @@ import torch
 
 from flowmesh.errors import InvalidArgumentError, OpError
 from flowmesh.kernels.pipeline.context import PipelineContext, PipelineStep
+from flowmesh.kernels.pipeline.ragged_value import RaggedValue
 from flowmesh.kernels.pipeline.sparse_value import SparseValue
 
 Element = tuple
@@ -133,6 +134,8 @@ def stack(values: Sequence[Any], component: int, stage: str) -> Any:
     first = values[0]
     if isinstance(first, SparseValue):
         return SparseValue.stack(values, component, stage)
+    if isinstance(first, RaggedValue):
+        return RaggedValue.stack(values, component, stage)
     if type(first) is bytes or (isinstance(first, np.ndarray) and first.ndim == 0):
         return _stack_scalars(values, component, stage)
     for i, value in enumerate(values):
