@@ -36,6 +36,7 @@ from flowmesh.ops import io_ops
 from flowmesh.ops import resource_variable_ops as rv
 from flowmesh.ops.constant_op import constant, placeholder_with_default
 from flowmesh.ops.control_flow_ops import group, with_dependencies
+from flowmesh.train.python_state import PYTHON_STATE, PythonState
 
 
 @dataclass
@@ -51,10 +52,12 @@ class Saveable:
     name: str
     variable: Any
     box: Slice | None = None
+    python_state: PythonState | None = None
+    feed: Tensor | None = None  # a PythonState's string, fed by ``Saver.save``
 
     @property
     def device(self) -> str:
-        return self.variable.device
+        return "" if self.python_state is not None else self.variable.device
 
     @property
     def spec(self) -> str:
@@ -62,11 +65,11 @@ class Saveable:
 
     @property
     def dtype(self) -> dtypes.DType:
-        return self.variable.dtype.base_dtype
+        return dtypes.string if self.python_state is not None else self.variable.dtype.base_dtype
 
     @property
     def shape(self) -> TensorShape:
-        return self.variable.shape
+        return TensorShape([]) if self.python_state is not None else self.variable.shape
 
 
 def saveables_from(var_list: Any) -> list[Saveable]:
@@ -74,7 +77,8 @@ def saveables_from(var_list: Any) -> list[Saveable]:
 
     Accepted: ``tf.Variable``, partitioned variables (objects with
     ``_get_variable_list()``), variables carrying ``_save_slice_info``, and in a dict a
-    list of slice variables under their full name.
+    list of slice variables under their full name or a ``PythonState`` (saved under
+    ``<key>_py_state``, TensorFlow's name).
 
     Raises:
         TypeError: an entry is not a variable.
@@ -99,6 +103,11 @@ def saveables_from(var_list: Any) -> list[Saveable]:
 
 
 def _expand(name: str | None, value: Any) -> list[Saveable]:
+    if isinstance(value, PythonState):
+        if name is None:
+            raise TypeError(f"A PythonState in var_list needs a name: pass var_list as a dict "
+                            f"name -> object (got {value!r} in a list).")
+        return [Saveable(f"{name}_{PYTHON_STATE}", None, python_state=value)]
     parts = getattr(value, "_get_variable_list", None)
     if parts is not None:
         return [s for part in parts() for s in _expand(name or value.name, part)]
@@ -148,6 +157,7 @@ class BuiltSaver:
     filename_tensor: Tensor
     save_tensor: Tensor
     restore_op: Operation
+    python_states: list[tuple[PythonState, Tensor, Tensor]]  # (object, save feed, restored value)
 
 
 def build(saveables: Sequence[Saveable], *, sharded: bool, filename: str, reshape: bool,
@@ -163,11 +173,18 @@ def build(saveables: Sequence[Saveable], *, sharded: bool, filename: str, reshap
             save_tensor = _sharded_save(prefix, groups, tensor_bundle)
         else:
             save_tensor = _single_save(prefix, saveables, tensor_bundle)
+        states = [s for s in saveables if s.python_state is not None]
+        groups = [(d, [s for s in members if s.python_state is None]) for d, members in groups]
+        groups = [(d, members) for d, members in groups if members]
         if tensor_bundle and not sharded:
             restore_op = _restore_all_portable(prefix, groups, reshape, restore_sequentially)
         else:
             restore_op = _restore_all(prefix, groups, reshape, restore_sequentially)
-    return BuiltSaver(prefix, save_tensor, restore_op)
+        restored = io_ops.restore_v2(prefix, [s.name for s in states], [""] * len(states),
+                                     [dtypes.string] * len(states), name="RestorePythonState") \
+            if states else []
+    return BuiltSaver(prefix, save_tensor, restore_op,
+                      [(s.python_state, s.feed, value) for s, value in zip(states, restored)])
 
 
 def _on(device: str) -> Any:
@@ -176,6 +193,10 @@ def _on(device: str) -> Any:
 
 
 def _read(saveable: Saveable) -> Tensor:
+    if saveable.python_state is not None:  # TensorFlow's PythonStringStateSaveable: fed on save
+        saveable.feed = placeholder_with_default(constant(b"", name="py_state_default"), shape=[],
+                                                 name="py_state")
+        return saveable.feed
     var = saveable.variable
     with get_default_graph().colocate_with(var.handle.op):
         return rv.read_variable_op(var.handle, saveable.dtype, name="Read/ReadVariableOp")
