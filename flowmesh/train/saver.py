@@ -102,6 +102,10 @@ class Saver:
         pad_step_number: write ``model.ckpt-00000100`` instead of ``model.ckpt-100``.
         save_relative_paths: store paths relative to the directory in the state file.
         filename: the default prefix when ``save_path`` is not fed to the ops directly.
+        experimental_sharding_callback: with ``sharded=True``, a
+            ``tf.train.experimental.ShardingCallback`` splitting each device's tensors into
+            shard files (flowmesh's addition; TensorFlow takes it in ``CheckpointOptions``
+            of ``tf.train.Checkpoint`` only). Restores are unchanged.
 
     Raises:
         ValueError: no variables to save (and ``allow_empty`` is False), duplicate names.
@@ -114,7 +118,7 @@ class Saver:
                  saver_def: SaverDef | None = None, builder: Any = None, defer_build: bool = False,
                  allow_empty: bool = False, write_version: int | None = None,
                  pad_step_number: bool = False, save_relative_paths: bool = False,
-                 filename: str | None = None):
+                 filename: str | None = None, experimental_sharding_callback: Any = None):
         if defer_build and var_list is not None:
             raise ValueError("If `var_list` is provided then build cannot be deferred. Either set "
                              "defer_build=False or var_list=None.")
@@ -135,6 +139,9 @@ class Saver:
         self._pad_step_number = pad_step_number
         self._save_relative_paths = save_relative_paths
         self._filename = filename
+        self._sharding_callback = experimental_sharding_callback
+        if experimental_sharding_callback is not None and not sharded:
+            raise ValueError("experimental_sharding_callback needs Saver(sharded=True).")
         self._is_built = False
         self._is_empty = False
         self._python_states: list[tuple[Any, Any, Any]] = []
@@ -171,7 +178,7 @@ class Saver:
         built = saver_builder.build(
             saveables, sharded=self._sharded, filename=self._filename or "model",
             reshape=self._reshape, restore_sequentially=self._restore_sequentially, name=self._name,
-            tensor_bundle=self._tensor_bundle)
+            tensor_bundle=self._tensor_bundle, sharding_callback=self._sharding_callback)
         self._python_states = built.python_states
         self.saver_def = SaverDef(
             filename_tensor_name=built.filename_tensor.name,

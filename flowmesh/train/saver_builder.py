@@ -36,6 +36,7 @@ from flowmesh.ops import io_ops
 from flowmesh.ops import resource_variable_ops as rv
 from flowmesh.ops.constant_op import constant, placeholder_with_default
 from flowmesh.ops.control_flow_ops import group, with_dependencies
+from flowmesh.train.checkpoint_sharding import ShardableTensor, ShardingCallback
 from flowmesh.train.python_state import PYTHON_STATE, PythonState
 
 
@@ -161,8 +162,12 @@ class BuiltSaver:
 
 
 def build(saveables: Sequence[Saveable], *, sharded: bool, filename: str, reshape: bool,
-          restore_sequentially: bool, name: str | None, tensor_bundle: bool = False) -> BuiltSaver:
-    """Creates the save and restore ops under the name scope ``name`` (default ``save``)."""
+          restore_sequentially: bool, name: str | None, tensor_bundle: bool = False,
+          sharding_callback: ShardingCallback | None = None) -> BuiltSaver:
+    """Creates the save and restore ops under the name scope ``name`` (default ``save``).
+
+    With ``sharded`` and a ``sharding_callback``, each device's tensors are split into the
+    shards the callback returns (one ``SaveV2`` per shard, on that device)."""
     graph = get_default_graph()
     with graph.name_scope(name or "save"):
         default = placeholder_with_default(constant(filename or "model", name="filename/input"),
@@ -170,7 +175,7 @@ def build(saveables: Sequence[Saveable], *, sharded: bool, filename: str, reshap
         prefix = placeholder_with_default(default, shape=[], name="Const")
         groups = group_by_device(saveables)
         if sharded:
-            save_tensor = _sharded_save(prefix, groups, tensor_bundle)
+            save_tensor = _sharded_save(prefix, groups, tensor_bundle, sharding_callback)
         else:
             save_tensor = _single_save(prefix, saveables, tensor_bundle)
         states = [s for s in saveables if s.python_state is not None]
@@ -212,15 +217,37 @@ def _single_save(prefix: Tensor, saveables: Sequence[Saveable], tensor_bundle: b
     return with_dependencies([save], prefix, name="control_dependency")
 
 
-def _sharded_save(prefix: Tensor, groups: list[tuple[str, list[Saveable]]], tensor_bundle: bool) -> Tensor:
+def _shard_contents(groups: list[tuple[str, list[Saveable]]],
+                    callback: ShardingCallback | None) -> list[tuple[str, list[tuple[str, str, Tensor]]]]:
+    """(device, [(name, slice spec, tensor)]) per shard: one per device, or the callback's."""
+    shards = []
+    for device, members in groups:
+        with _on(device):
+            tensors = [_read(s) for s in members]
+            if callback is None:
+                shards.append((device, [(s.name, s.spec, t) for s, t in zip(members, tensors)]))
+                continue
+            shardable = [ShardableTensor(None, t, s.dtype, DeviceSpec.from_string(device), s.name,
+                                         s.shape, s.spec, s.name, s.variable)
+                         for s, t in zip(members, tensors)]
+            result = callback(shardable)
+            shards.extend((device, [(key, spec, tensor) for key, slices in shard.items()
+                                    for spec, tensor in slices.items()]) for shard in result if shard)
+    return shards
+
+
+def _sharded_save(prefix: Tensor, groups: list[tuple[str, list[Saveable]]], tensor_bundle: bool,
+                  callback: ShardingCallback | None = None) -> Tensor:
     temp = io_ops.checkpoint_temp_prefix(prefix, f"_temp_{uuid.uuid4().hex}/part")
-    count = constant(len(groups), dtype=dtypes.int32, name="num_shards")
+    shards = _shard_contents(groups, callback)
+    count = constant(len(shards), dtype=dtypes.int32, name="num_shards")
     shard_done: list[Tensor] = []
     last_device = ""
-    for k, (device, members) in enumerate(groups):
+    for k, (device, entries) in enumerate(shards):
         with _on(device):
             shard_prefix = io_ops.sharded_filename(temp, constant(k, dtype=dtypes.int32, name="shard"), count)
-            save = _save_op(shard_prefix, members, tensor_bundle)
+            save = io_ops.save_v2(shard_prefix, [n for n, _, _ in entries], [s for _, s, _ in entries],
+                                  [t for _, _, t in entries], tensor_bundle=tensor_bundle)
             shard_done.append(with_dependencies([save], shard_prefix, name="control_dependency"))
         last_device = device
     with _on(last_device):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -110,3 +111,31 @@ def test_custom_callback_is_abstract() -> None:
             return [{t.checkpoint_key: {t.slice_spec: t.tensor} for t in shardable_tensors}]
 
     assert hash(AllInOne()) == hash("all in one")
+
+
+@pytest.mark.parametrize("write_version", [None, tf.train.SaverDef.V2])
+def test_sharded_saver_honours_a_sharding_callback(tmp_path: Path, write_version: Any) -> None:
+    value = np.arange(24, dtype=np.float32).reshape(4, 6)
+    with tf.Graph().as_default():
+        w = tf.Variable(value, name="w")
+        b = tf.Variable(np.ones(10, np.int64), name="b")
+        saver = tf.train.Saver([w, b], sharded=True, write_version=write_version,
+                               experimental_sharding_callback=MaxShardSizePolicy(40))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            path = saver.save(sess, str(tmp_path / "model"), write_meta_graph=False)
+            sess.run([w.assign(np.zeros_like(value)), b.assign(np.zeros(10, np.int64))])
+            saver.restore(sess, path)
+            np.testing.assert_array_equal(sess.run(w), value)
+            assert sess.run(b).tolist() == [1] * 10
+    data_files = sorted(p.name for p in tmp_path.glob("model.data-*"))
+    assert len(data_files) > 2  # 96 + 80 bytes in shards of at most 40
+    np.testing.assert_array_equal(tf.train.load_checkpoint(path).get_tensor("w"), value)
+    if write_version is not None:
+        tft = pytest.importorskip("tensorflow")
+        np.testing.assert_array_equal(tft.train.load_checkpoint(path).get_tensor("w"), value)
+
+
+def test_sharding_callback_needs_sharded() -> None:
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="sharded"):
+        tf.train.Saver([tf.Variable(1.0)], experimental_sharding_callback=ShardByTaskPolicy())
