@@ -23,7 +23,7 @@ the contract; comments, options other than ``packed`` and ``reserved`` are ignor
 values as constants (like a generated ``_pb2`` module). ``import "path";`` names a file
 built earlier (its types are resolved in :data:`POOL`); ``google/protobuf/any.proto`` and
 ``wrappers.proto`` are preloaded. Supported syntax: ``message`` (nested), ``enum``, ``repeated``, ``map<K, V>``,
-``oneof``, scalar types, ``[packed = ...]``.
+``oneof``, proto3 ``optional`` (explicit presence), scalar types, ``[packed = ...]``.
 """
 
 from __future__ import annotations
@@ -152,6 +152,10 @@ class _Parser:
                 self.map_field(msg, full)
             else:
                 self.field(msg, full, token)
+        for field in msg.field:  # proto3 ``optional``: synthetic oneofs follow the real ones
+            if field.proto3_optional:
+                field.oneof_index = len(msg.oneof_decl)
+                msg.oneof_decl.add(name=f"_{field.name}")
 
     def oneof(self, msg: Any, scope: str) -> None:
         index = len(msg.oneof_decl)
@@ -165,12 +169,15 @@ class _Parser:
 
     def field(self, msg: Any, scope: str, token: str) -> Any:
         label = _FDP.LABEL_OPTIONAL
+        token_was_optional = token == "optional"
         if token in ("repeated", "optional", "required"):
             label = _FDP.LABEL_REPEATED if token == "repeated" else label
             token = self.take()
         name = self.take()
         self.take("=")
         field = msg.field.add(name=name, number=int(self.take()), label=label)
+        if token_was_optional and self.file.syntax == "proto3":
+            field.proto3_optional = True  # explicit presence, as protoc marks it
         self.set_type(field, token, scope)
         options = self.field_options()
         if "packed" in options:

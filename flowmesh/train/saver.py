@@ -83,7 +83,10 @@ class Saver:
     Args:
         var_list: variables to save: a list (checkpoint names are the variables' op
             names; partitioned variables are saved under their full name with slice
-            info) or a dict ``name -> variable``. Default: every global variable.
+            info) or a dict ``name -> variable``; a dict value may be a
+            ``tf.train.experimental.PythonState``, saved as the string its ``serialize()``
+            returns under ``<name>_py_state`` and handed to its ``deserialize`` by
+            ``restore``. Default: every global variable.
         reshape: restore into variables of a different shape with the same number of
             elements.
         sharded: one save op per device (ps task), writing in parallel, then merged.
@@ -99,6 +102,10 @@ class Saver:
         pad_step_number: write ``model.ckpt-00000100`` instead of ``model.ckpt-100``.
         save_relative_paths: store paths relative to the directory in the state file.
         filename: the default prefix when ``save_path`` is not fed to the ops directly.
+        experimental_sharding_callback: with ``sharded=True``, a
+            ``tf.train.experimental.ShardingCallback`` splitting each device's tensors into
+            shard files (flowmesh's addition; TensorFlow takes it in ``CheckpointOptions``
+            of ``tf.train.Checkpoint`` only). Restores are unchanged.
 
     Raises:
         ValueError: no variables to save (and ``allow_empty`` is False), duplicate names.
@@ -111,7 +118,7 @@ class Saver:
                  saver_def: SaverDef | None = None, builder: Any = None, defer_build: bool = False,
                  allow_empty: bool = False, write_version: int | None = None,
                  pad_step_number: bool = False, save_relative_paths: bool = False,
-                 filename: str | None = None):
+                 filename: str | None = None, experimental_sharding_callback: Any = None):
         if defer_build and var_list is not None:
             raise ValueError("If `var_list` is provided then build cannot be deferred. Either set "
                              "defer_build=False or var_list=None.")
@@ -132,8 +139,12 @@ class Saver:
         self._pad_step_number = pad_step_number
         self._save_relative_paths = save_relative_paths
         self._filename = filename
+        self._sharding_callback = experimental_sharding_callback
+        if experimental_sharding_callback is not None and not sharded:
+            raise ValueError("experimental_sharding_callback needs Saver(sharded=True).")
         self._is_built = False
         self._is_empty = False
+        self._python_states: list[tuple[Any, Any, Any]] = []
         self._last_checkpoints: list[tuple[str, float]] = []
         self._checkpoints_to_be_deleted: list[tuple[str, float]] = []
         self._last_preserved_timestamp = 0.0
@@ -167,7 +178,8 @@ class Saver:
         built = saver_builder.build(
             saveables, sharded=self._sharded, filename=self._filename or "model",
             reshape=self._reshape, restore_sequentially=self._restore_sequentially, name=self._name,
-            tensor_bundle=self._tensor_bundle)
+            tensor_bundle=self._tensor_bundle, sharding_callback=self._sharding_callback)
+        self._python_states = built.python_states
         self.saver_def = SaverDef(
             filename_tensor_name=built.filename_tensor.name,
             save_tensor_name=built.save_tensor.name,
@@ -262,8 +274,9 @@ class Saver:
         save_dir = fs.dirname(save_path)
         model_checkpoint_path = None
         if not self._is_empty:
-            result = sess.run(self.saver_def.save_tensor_name,
-                              {self.saver_def.filename_tensor_name: checkpoint_file})
+            feeds = {self.saver_def.filename_tensor_name: checkpoint_file}
+            feeds.update({feed: state.serialize() for state, feed, _ in self._python_states})
+            result = sess.run(self.saver_def.save_tensor_name, feeds)
             model_checkpoint_path = result.decode() if isinstance(result, bytes) else str(result)
             if write_state:
                 self._record_last_checkpoint(model_checkpoint_path)
@@ -311,11 +324,15 @@ class Saver:
             raise missing_checkpoint(prefix)
         logger.info("Restoring parameters from %s", prefix)
         try:
-            sess.run(self.saver_def.restore_op_name, {self.saver_def.filename_tensor_name: prefix})
+            _, strings = sess.run([self.saver_def.restore_op_name,
+                                   [value for _, _, value in self._python_states]],
+                                  {self.saver_def.filename_tensor_name: prefix})
         except NotFoundError as err:
             raise _wrap_restore_error(err, "a Variable name or other graph key that is missing") from err
         except InvalidArgumentError as err:
             raise _wrap_restore_error(err, "a mismatch between the current graph and the graph") from err
+        for (state, _, _), string in zip(self._python_states, strings):
+            state.deserialize(string)
 
     def export_meta_graph(self, filename: str | None = None, collection_list: Any = None,
                           as_text: bool = False, export_scope: str | None = None,

@@ -36,6 +36,8 @@ from flowmesh.ops import io_ops
 from flowmesh.ops import resource_variable_ops as rv
 from flowmesh.ops.constant_op import constant, placeholder_with_default
 from flowmesh.ops.control_flow_ops import group, with_dependencies
+from flowmesh.train.checkpoint_sharding import ShardableTensor, ShardingCallback
+from flowmesh.train.python_state import PYTHON_STATE, PythonState
 
 
 @dataclass
@@ -51,10 +53,12 @@ class Saveable:
     name: str
     variable: Any
     box: Slice | None = None
+    python_state: PythonState | None = None
+    feed: Tensor | None = None  # a PythonState's string, fed by ``Saver.save``
 
     @property
     def device(self) -> str:
-        return self.variable.device
+        return "" if self.python_state is not None else self.variable.device
 
     @property
     def spec(self) -> str:
@@ -62,11 +66,11 @@ class Saveable:
 
     @property
     def dtype(self) -> dtypes.DType:
-        return self.variable.dtype.base_dtype
+        return dtypes.string if self.python_state is not None else self.variable.dtype.base_dtype
 
     @property
     def shape(self) -> TensorShape:
-        return self.variable.shape
+        return TensorShape([]) if self.python_state is not None else self.variable.shape
 
 
 def saveables_from(var_list: Any) -> list[Saveable]:
@@ -74,7 +78,8 @@ def saveables_from(var_list: Any) -> list[Saveable]:
 
     Accepted: ``tf.Variable``, partitioned variables (objects with
     ``_get_variable_list()``), variables carrying ``_save_slice_info``, and in a dict a
-    list of slice variables under their full name.
+    list of slice variables under their full name or a ``PythonState`` (saved under
+    ``<key>_py_state``, TensorFlow's name).
 
     Raises:
         TypeError: an entry is not a variable.
@@ -99,6 +104,11 @@ def saveables_from(var_list: Any) -> list[Saveable]:
 
 
 def _expand(name: str | None, value: Any) -> list[Saveable]:
+    if isinstance(value, PythonState):
+        if name is None:
+            raise TypeError(f"A PythonState in var_list needs a name: pass var_list as a dict "
+                            f"name -> object (got {value!r} in a list).")
+        return [Saveable(f"{name}_{PYTHON_STATE}", None, python_state=value)]
     parts = getattr(value, "_get_variable_list", None)
     if parts is not None:
         return [s for part in parts() for s in _expand(name or value.name, part)]
@@ -148,11 +158,16 @@ class BuiltSaver:
     filename_tensor: Tensor
     save_tensor: Tensor
     restore_op: Operation
+    python_states: list[tuple[PythonState, Tensor, Tensor]]  # (object, save feed, restored value)
 
 
 def build(saveables: Sequence[Saveable], *, sharded: bool, filename: str, reshape: bool,
-          restore_sequentially: bool, name: str | None, tensor_bundle: bool = False) -> BuiltSaver:
-    """Creates the save and restore ops under the name scope ``name`` (default ``save``)."""
+          restore_sequentially: bool, name: str | None, tensor_bundle: bool = False,
+          sharding_callback: ShardingCallback | None = None) -> BuiltSaver:
+    """Creates the save and restore ops under the name scope ``name`` (default ``save``).
+
+    With ``sharded`` and a ``sharding_callback``, each device's tensors are split into the
+    shards the callback returns (one ``SaveV2`` per shard, on that device)."""
     graph = get_default_graph()
     with graph.name_scope(name or "save"):
         default = placeholder_with_default(constant(filename or "model", name="filename/input"),
@@ -160,14 +175,21 @@ def build(saveables: Sequence[Saveable], *, sharded: bool, filename: str, reshap
         prefix = placeholder_with_default(default, shape=[], name="Const")
         groups = group_by_device(saveables)
         if sharded:
-            save_tensor = _sharded_save(prefix, groups, tensor_bundle)
+            save_tensor = _sharded_save(prefix, groups, tensor_bundle, sharding_callback)
         else:
             save_tensor = _single_save(prefix, saveables, tensor_bundle)
+        states = [s for s in saveables if s.python_state is not None]
+        groups = [(d, [s for s in members if s.python_state is None]) for d, members in groups]
+        groups = [(d, members) for d, members in groups if members]
         if tensor_bundle and not sharded:
             restore_op = _restore_all_portable(prefix, groups, reshape, restore_sequentially)
         else:
             restore_op = _restore_all(prefix, groups, reshape, restore_sequentially)
-    return BuiltSaver(prefix, save_tensor, restore_op)
+        restored = io_ops.restore_v2(prefix, [s.name for s in states], [""] * len(states),
+                                     [dtypes.string] * len(states), name="RestorePythonState") \
+            if states else []
+    return BuiltSaver(prefix, save_tensor, restore_op,
+                      [(s.python_state, s.feed, value) for s, value in zip(states, restored)])
 
 
 def _on(device: str) -> Any:
@@ -176,6 +198,10 @@ def _on(device: str) -> Any:
 
 
 def _read(saveable: Saveable) -> Tensor:
+    if saveable.python_state is not None:  # TensorFlow's PythonStringStateSaveable: fed on save
+        saveable.feed = placeholder_with_default(constant(b"", name="py_state_default"), shape=[],
+                                                 name="py_state")
+        return saveable.feed
     var = saveable.variable
     with get_default_graph().colocate_with(var.handle.op):
         return rv.read_variable_op(var.handle, saveable.dtype, name="Read/ReadVariableOp")
@@ -191,15 +217,37 @@ def _single_save(prefix: Tensor, saveables: Sequence[Saveable], tensor_bundle: b
     return with_dependencies([save], prefix, name="control_dependency")
 
 
-def _sharded_save(prefix: Tensor, groups: list[tuple[str, list[Saveable]]], tensor_bundle: bool) -> Tensor:
+def _shard_contents(groups: list[tuple[str, list[Saveable]]],
+                    callback: ShardingCallback | None) -> list[tuple[str, list[tuple[str, str, Tensor]]]]:
+    """(device, [(name, slice spec, tensor)]) per shard: one per device, or the callback's."""
+    shards = []
+    for device, members in groups:
+        with _on(device):
+            tensors = [_read(s) for s in members]
+            if callback is None:
+                shards.append((device, [(s.name, s.spec, t) for s, t in zip(members, tensors)]))
+                continue
+            shardable = [ShardableTensor(None, t, s.dtype, DeviceSpec.from_string(device), s.name,
+                                         s.shape, s.spec, s.name, s.variable)
+                         for s, t in zip(members, tensors)]
+            result = callback(shardable)
+            shards.extend((device, [(key, spec, tensor) for key, slices in shard.items()
+                                    for spec, tensor in slices.items()]) for shard in result if shard)
+    return shards
+
+
+def _sharded_save(prefix: Tensor, groups: list[tuple[str, list[Saveable]]], tensor_bundle: bool,
+                  callback: ShardingCallback | None = None) -> Tensor:
     temp = io_ops.checkpoint_temp_prefix(prefix, f"_temp_{uuid.uuid4().hex}/part")
-    count = constant(len(groups), dtype=dtypes.int32, name="num_shards")
+    shards = _shard_contents(groups, callback)
+    count = constant(len(shards), dtype=dtypes.int32, name="num_shards")
     shard_done: list[Tensor] = []
     last_device = ""
-    for k, (device, members) in enumerate(groups):
+    for k, (device, entries) in enumerate(shards):
         with _on(device):
             shard_prefix = io_ops.sharded_filename(temp, constant(k, dtype=dtypes.int32, name="shard"), count)
-            save = _save_op(shard_prefix, members, tensor_bundle)
+            save = io_ops.save_v2(shard_prefix, [n for n, _, _ in entries], [s for _, s, _ in entries],
+                                  [t for _, _, t in entries], tensor_bundle=tensor_bundle)
             shard_done.append(with_dependencies([save], shard_prefix, name="control_dependency"))
         last_device = device
     with _on(last_device):

@@ -88,3 +88,15 @@ def test_builder_reports_unknown_types_and_rebuilds_idempotently():
     msg = first.B()
     msg.m["k"] = 3
     assert first.B.FromString(msg.SerializeToString()).m["k"] == 3
+
+
+def test_proto3_optional_fields_keep_explicit_presence():
+    module = build('''
+        syntax = "proto3";
+        package flowmesh_test;
+        message WithOptional { oneof kind { int32 a = 1; } optional bool flag = 2; bool plain = 3; }
+    ''', "flowmesh_test/with_optional.proto")
+    message = module.WithOptional(flag=False, plain=False)
+    assert message.HasField("flag") and message.SerializeToString() == b"\x10\x00"
+    assert [o.name for o in message.DESCRIPTOR.oneofs] == ["kind", "_flag"]
+    assert not module.WithOptional().HasField("flag")
