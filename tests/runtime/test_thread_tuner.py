@@ -51,6 +51,28 @@ def test_one_thread_is_chosen_only_when_clearly_faster() -> None:
     assert _steps(busy, {4: 1.0, 1: 0.6}, warm + probe + 3)[-3:] == [1, 1, 1]
 
 
+def test_a_far_slower_candidate_leaves_the_probe_after_a_few_steps() -> None:
+    """A compute-bound plan on an idle machine (one thread far slower than the team) spends
+    LOSING_STEPS steps on one thread per probe, not BLOCKS * PROBE_STEPS; a candidate that
+    is slower but not by LOSING runs its whole probe."""
+    warm, step, losing = thread_tuner.WARMUP_STEPS, thread_tuner.PROBE_STEPS, thread_tuner.LOSING_STEPS
+    far = ThreadTuner(2, clock=FakeClock())
+    used = _steps(far, {2: 1.0, 1: 1.8}, warm + step + losing + 10)
+    assert used[warm + step:warm + step + losing] == [1] * losing
+    assert used[warm + step + losing:] == [2] * 10 and far.choice == Mode(2)
+    assert far._decisions == 1 and far._probe_started is None
+    near = ThreadTuner(2, clock=FakeClock())
+    used = _steps(near, {2: 1.0, 1: 1.2}, warm + 2 * PROBE)
+    assert used.count(1) == PROBE and near.choice == Mode(2) and near._decisions == 1
+    chunked = ThreadTuner(2, chunked=True, clock=FakeClock())  # one loses, the other runs on
+    modes = []
+    for _ in range(warm + 3 * PROBE):
+        mode = chunked.mode()
+        modes.append(mode)
+        chunked.record(mode, {Mode(2): 1.0, Mode(1): 1.8, Mode(1, True): 0.6}[mode])
+    assert modes.count(Mode(1)) == losing and chunked.choice == Mode(1, True)
+
+
 def test_probes_again_after_the_interval_and_follows_the_load() -> None:
     clock = FakeClock()
     tuner = ThreadTuner(2, clock=clock)
