@@ -5,11 +5,14 @@ EPYC (where MKL runs its AVX2 code), MKL on the AVX2 EPYC (``benchmarks/RESULTS.
 "Session 18"). So the first product of each kind in a process times both on its own operands and keeps
 the faster for the rest of the process. A kind is the shape, the operands' layouts and
 the intra-op thread count. The two run interleaved, ``ROUNDS`` times each after one
-warm-up call, and the minimum counts. MKL must win by ``MARGIN``, so near-ties stay on
+warm-up call, and the minimum counts; big products, whose timings vary less, stop after
+``MIN_ROUNDS`` once the rounds have taken ``BUDGET_S`` (a 400x10000x200 product takes tens
+of ms: twelve of them would add more than a second to the step that meets the kind, e.g.
+the thread tuner's first one-thread step). MKL must win by ``MARGIN``, so near-ties stay on
 oneDNN (TensorFlow's own kernel).
 
 The timing calls discard their results: every result a step sees comes from the chosen
-kernel. The first product of a kind costs 12 extra products, once.
+kernel. The first product of a kind costs at most ``2 * ROUNDS + 2`` extra products, once.
 Results of the two kernels differ only in float32 summation order.
 
 ``FLOWMESH_ONEDNN_MATMUL`` (``flowmesh/config.py``) overrides the choice: ``1`` always
@@ -26,6 +29,8 @@ from typing import Any
 import torch
 
 ROUNDS = 5
+MIN_ROUNDS = 2    # ... at least this many when the rounds take BUDGET_S seconds
+BUDGET_S = 0.1
 MARGIN = 0.95  # MKL is chosen only when it takes at most this fraction of oneDNN's time
 
 Kind = tuple[int, int, int, bool, bool, int]
@@ -66,7 +71,10 @@ def _onednn_is_faster(a: Any, w: Any) -> bool:
     onednn(a, w)
     mkl(a, w)
     best_onednn = best_mkl = float("inf")
-    for _ in range(ROUNDS):
+    start = time.perf_counter()
+    for done in range(ROUNDS):
+        if done >= MIN_ROUNDS and time.perf_counter() - start >= BUDGET_S:
+            break
         best_onednn = min(best_onednn, _seconds(onednn, a, w))
         best_mkl = min(best_mkl, _seconds(mkl, a, w))
     return best_mkl > MARGIN * best_onednn

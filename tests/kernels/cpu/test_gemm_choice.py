@@ -107,3 +107,23 @@ def test_setting_overrides_the_measurement(monkeypatch):
     monkeypatch.setenv("FLOWMESH_ONEDNN_MATMUL", "fastest")
     with pytest.raises(ValueError, match="FLOWMESH_ONEDNN_MATMUL='fastest' is not one of auto"):
         onednn_matmul.usable(cpu, [dtypes.float32, dtypes.float32])
+
+
+def test_big_products_are_timed_fewer_rounds(monkeypatch):
+    """Once the rounds have taken BUDGET_S, MIN_ROUNDS rounds suffice: a big product's kind
+    costs a few extra products, not 2 * ROUNDS + 2."""
+    a, w = _operands()
+    calls = {"onednn": 0, "mkl": 0}
+
+    def slow(name, kernel):
+        def run(x, y):
+            calls[name] += 1
+            time.sleep(gemm_choice.BUDGET_S / 2)
+            return kernel(x, y)
+        return run
+
+    for name in ("onednn", "mkl"):
+        monkeypatch.setattr(gemm_choice, name, slow(name, getattr(gemm_choice, name)))
+    gemm_choice.product(a, w)
+    extra = calls["onednn"] + calls["mkl"] - 1  # the result's own call
+    assert extra == 2 + 2 * gemm_choice.MIN_ROUNDS < 2 + 2 * gemm_choice.ROUNDS
