@@ -11,8 +11,13 @@ of ms: twelve of them would add more than a second to the step that meets the ki
 the thread tuner's first one-thread step). MKL must win by ``MARGIN``, so near-ties stay on
 oneDNN (TensorFlow's own kernel).
 
-The timing calls discard their results: every result a step sees comes from the chosen
-kernel. The first product of a kind costs at most ``2 * ROUNDS + 2`` extra products, once.
+A kind is measured on its ``MEASURE_AT``-th call; the calls before take oneDNN. A
+measurement pays for itself only over many calls: the kinds of a thread-tuner probe's
+one-thread steps (two steps when one thread is far slower) would each pay it for two
+products.
+
+The timing calls discard their results: every result after the measurement comes from
+the chosen kernel. Measuring a kind costs at most ``2 * ROUNDS + 2`` extra products, once.
 Results of the two kernels differ only in float32 summation order.
 
 ``FLOWMESH_ONEDNN_MATMUL`` (``flowmesh/config.py``) overrides the choice: ``1`` always
@@ -31,11 +36,13 @@ import torch
 ROUNDS = 5
 MIN_ROUNDS = 2    # ... at least this many when the rounds take BUDGET_S seconds
 BUDGET_S = 0.1
+MEASURE_AT = 3    # the call of a kind that measures it (those before take oneDNN)
 MARGIN = 0.95  # MKL is chosen only when it takes at most this fraction of oneDNN's time
 
 Kind = tuple[int, int, int, bool, bool, int]
 
 _choices: dict[Kind, bool] = {}
+_calls: dict[Kind, int] = {}  # calls of kinds not measured yet
 _lock = threading.Lock()
 
 
@@ -56,14 +63,19 @@ def mkl(a: Any, w: Any) -> Any:
 
 
 def product(a: Any, w: Any) -> Any:
-    """``a @ w.T`` by the kernel chosen for its kind (measuring both the first time)."""
+    """``a @ w.T`` by the kernel chosen for its kind (oneDNN before the kind's
+    ``MEASURE_AT``-th call, which measures both)."""
     kind = kind_of(a, w)
     use_onednn = _choices.get(kind)
     if use_onednn is None:
+        calls = _calls[kind] = _calls.get(kind, 0) + 1
+        if calls < MEASURE_AT:
+            return onednn(a, w)
         with _lock:  # one measurement at a time: two at once would time each other
             use_onednn = _choices.get(kind)
             if use_onednn is None:
                 use_onednn = _choices[kind] = _onednn_is_faster(a, w)
+                _calls.pop(kind, None)
     return onednn(a, w) if use_onednn else mkl(a, w)
 
 
