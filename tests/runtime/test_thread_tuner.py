@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 import flowmesh as tf
 from flowmesh.runtime import thread_tuner
@@ -162,6 +163,28 @@ def test_sessions_tune_unless_threads_are_set(monkeypatch) -> None:
     assert not _session_steps(tf.ConfigProto(intra_op_parallelism_threads=1))._backend.cpu._tuners
     monkeypatch.setenv("FLOWMESH_ADAPTIVE_THREADS", "0")
     assert not _session_steps(None)._backend.cpu._tuners
+
+
+def test_steps_of_a_mode_not_chosen_are_marked_as_probes(monkeypatch) -> None:
+    """Self-tuning kernels (``gemm_choice``) do not measure in a probe's candidate steps."""
+    from flowmesh.kernels.cpu import probe_state
+    from flowmesh.runtime.cpu_policy import CpuPolicy
+
+    monkeypatch.setenv("FLOWMESH_TUNER_MAX_LOAD", "0")
+    before = torch.get_num_threads()
+    policy = CpuPolicy()
+    seen = []
+    try:
+        for _ in range(thread_tuner.WARMUP_STEPS + 2 * PROBE):
+            policy.run("plan", lambda: seen.append((torch.get_num_threads(), probe_state.probing())))
+        assert not probe_state.probing()
+        tuner = policy._tuners["plan"]
+        if tuner.team.threads > 1:  # a one-core machine has nothing to probe
+            assert {probing for threads, probing in seen if threads == tuner.team.threads} == {False}
+            assert {probing for threads, probing in seen if threads == 1} == {True}
+    finally:
+        policy.close()
+        torch.set_num_threads(before)
 
 
 def test_the_process_default_thread_count_fixes_sessions_without_their_own(monkeypatch) -> None:

@@ -11,10 +11,10 @@ of ms: twelve of them would add more than a second to the step that meets the ki
 the thread tuner's first one-thread step). MKL must win by ``MARGIN``, so near-ties stay on
 oneDNN (TensorFlow's own kernel).
 
-A kind is measured on its ``MEASURE_AT``-th call; the calls before take oneDNN. A
-measurement pays for itself only over many calls: the kinds of a thread-tuner probe's
-one-thread steps (two steps when one thread is far slower) would each pay it for two
-products.
+A kind is measured on its ``MEASURE_AT``-th call outside thread-tuner probes of modes
+not chosen (``probe_state.py``); the calls before take oneDNN. A measurement pays for
+itself only over many calls: the kinds of a probe's one-thread steps would pay it in the
+steps that time one thread, for a mode the tuner most often leaves again.
 
 The timing calls discard their results: every result after the measurement comes from
 the chosen kernel. Measuring a kind costs at most ``2 * ROUNDS + 2`` extra products, once.
@@ -32,6 +32,8 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+
+from flowmesh.kernels.cpu import probe_state
 
 ROUNDS = 5
 MIN_ROUNDS = 2    # ... at least this many when the rounds take BUDGET_S seconds
@@ -69,7 +71,7 @@ def product(a: Any, w: Any) -> Any:
     use_onednn = _choices.get(kind)
     if use_onednn is None:
         calls = _calls[kind] = _calls.get(kind, 0) + 1
-        if calls < MEASURE_AT:
+        if calls < MEASURE_AT or probe_state.probing():
             return onednn(a, w)
         with _lock:  # one measurement at a time: two at once would time each other
             use_onednn = _choices.get(kind)

@@ -153,3 +153,20 @@ def test_a_kind_is_measured_on_its_measure_at_th_call(monkeypatch):
     gemm_choice.product(a, w)
     assert list(gemm_choice.choices()) == [gemm_choice.kind_of(a, w)] and calls["mkl"] > 0
     assert not gemm_choice._calls  # measured kinds are no longer counted
+
+
+def test_probe_steps_of_a_mode_not_chosen_do_not_measure():
+    """A thread-tuner probe's one-thread steps take oneDNN unmeasured; the kind is
+    measured at its first call outside such a probe."""
+    from flowmesh.kernels.cpu import probe_state
+
+    a, w = _operands()
+    probe_state.set_probing(True)
+    try:
+        for _ in range(3):
+            torch.testing.assert_close(gemm_choice.product(a, w), a @ w.mT, rtol=1e-5, atol=1e-4)
+        assert gemm_choice.choices() == {}
+    finally:
+        probe_state.set_probing(False)
+    gemm_choice.product(a, w)
+    assert list(gemm_choice.choices()) == [gemm_choice.kind_of(a, w)]
