@@ -2,8 +2,8 @@
 
 Which of the two is faster depends on the CPU, not on the model: oneDNN on the AVX-512
 EPYC (where MKL runs its AVX2 code), MKL on the AVX2 EPYC (``benchmarks/RESULTS.md``,
-"Session 18"). So the first product of each kind in a process times both on its own operands and keeps
-the faster for the rest of the process. A kind is the shape, the operands' layouts and
+"Session 18"). So each kind of product in a process times both once, on its own
+operands, and keeps the faster for the rest of the process. A kind is the shape, the operands' layouts and
 the intra-op thread count. The two run interleaved, ``ROUNDS`` times each after one
 warm-up call, and the minimum counts; big products, whose timings vary less, stop after
 ``MIN_ROUNDS`` once the rounds have taken ``BUDGET_S`` (a 400x10000x200 product takes tens
