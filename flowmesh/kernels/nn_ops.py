@@ -92,7 +92,7 @@ def _sparse_xent(logits: Any, labels: Any) -> tuple[Any, Any]:
     except (RuntimeError, IndexError):
         raise _label_error(idx, classes) from None
     loss = picked.squeeze(-1).neg_()
-    backprop = torch.exp(log_probs)
+    backprop = log_probs.exp_()  # in place: log_probs is this kernel's own (gather copied)
     backprop.scatter_(-1, column, -1.0, reduce="add")
     return loss, backprop
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Hashable
 from typing import TypeVar
 
 from flowmesh import config as _settings
-from flowmesh.kernels.cpu import chunk_pool
+from flowmesh.kernels.cpu import chunk_pool, probe_state
 from flowmesh.runtime import device_config, threading_policy
 from flowmesh.runtime.device import default_team_size
 from flowmesh.runtime.thread_tuner import ThreadTuner
@@ -70,9 +70,11 @@ class CpuPolicy:
         start = time.perf_counter()
         if mode.chunked:
             chunk_pool.set_active(self._chunk_pool())
+        probe_state.set_probing(mode != tuner.choice)
         try:
             values = step()
         finally:
+            probe_state.set_probing(False)
             if mode.chunked:
                 chunk_pool.set_active(None)
         with self._tuners_lock:

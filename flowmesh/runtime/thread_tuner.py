@@ -18,6 +18,10 @@ work on the machine catch up during the one-thread steps and flatter the team. M
 the mean time of their probe steps without the slowest one (throughput: a team's stalls
 show in the mean, not in the median, while one step that another process happened to
 preempt does not decide); a mode other than the team must be 10% faster to replace it.
+A candidate that is clearly losing leaves the probe early: once its block has
+``LOSING_STEPS`` steps and even its fastest is ``LOSING`` times the team's mean, its other
+blocks are skipped (a compute-bound plan on an idle machine then spends two steps, not
+``BLOCKS * PROBE_STEPS``, on one thread at each probe).
 
 On a heavily oversubscribed machine (1-minute load average at least
 ``FLOWMESH_TUNER_MAX_LOAD`` per CPU) the team is kept without probing: there short probes
@@ -44,6 +48,8 @@ PROBE_STEPS = 6      # steps timed per candidate in one probe (at least) ...
 BLOCK_S = 0.04       # ... run in blocks of consecutive steps lasting at least this long ...
 BLOCKS = 2           # ... this many per candidate, alternating (team, one, team, one)
 MARGIN = 0.9         # another mode must be at least 10% faster to replace the team
+LOSING_STEPS = 2     # a candidate's block of this many steps ...
+LOSING = 1.3         # ... whose fastest takes this times the team's mean leaves the probe
 FIRST_REPROBE_S = 2.0  # the first decision is checked again soon (start-up noise) ...
 REPROBE_S = 10.0     # ... later ones at most this often ...
 REPROBE_FACTOR = 20  # ... and at least this many times the last probe's duration
@@ -84,6 +90,9 @@ class ThreadTuner:
         self._warmup = WARMUP_STEPS
         self._samples: dict[Mode, list[float]] = {m: [] for m in self.candidates}
         self._blocks: list[Mode] = []  # the probe's blocks so far, the last one running
+        self._queue: list[Mode] = []   # the probe's blocks still to run
+        self._losing: set[Mode] = set()  # candidates that left this probe early
+        self._block_samples: list[float] = []
         self._block_started = 0.0
         self._block_steps = 0
         self._probe_started: float | None = None
@@ -98,14 +107,20 @@ class ThreadTuner:
             if self._overloaded():
                 return self.choice
             self._probe_started = self._clock()
+            # candidates in turn (the team first), BLOCKS blocks each
+            self._queue = [m for _ in range(BLOCKS) for m in self.candidates]
         now = self._clock()
-        if not self._blocks or (self._block_steps >= PROBE_STEPS and now - self._block_started >= BLOCK_S):
-            # the next block, candidates in turn (the team first): consecutive steps in one
-            # mode, long enough that what else runs on the machine (a hog, an input worker
-            # refilling its buffer) shares the cores as it will after the decision
-            self._blocks.append(self.candidates[len(self._blocks) % len(self.candidates)])
-            self._block_started, self._block_steps = now, 0
+        if not self._blocks or (self._block_ended(now) and self._queue):
+            # the next block: consecutive steps in one mode, long enough that what else
+            # runs on the machine (a hog, an input worker refilling its buffer) shares the
+            # cores as it will after the decision
+            self._blocks.append(self._queue.pop(0))
+            self._block_started, self._block_steps, self._block_samples = now, 0, []
         return self._blocks[-1]
+
+    def _block_ended(self, now: float) -> bool:
+        return self._blocks[-1] in self._losing or (
+            self._block_steps >= PROBE_STEPS and now - self._block_started >= BLOCK_S)
 
     def _overloaded(self) -> bool:
         """On a heavily oversubscribed machine: keeps the team, checks again soon."""
@@ -135,21 +150,33 @@ class ThreadTuner:
             return
         self._samples[mode].append(seconds)
         self._block_steps += 1
-        if len(self._blocks) > BLOCKS * len(self.candidates) or (
-                len(self._blocks) == BLOCKS * len(self.candidates) and self._block_steps >= PROBE_STEPS
-                and self._clock() - self._block_started >= BLOCK_S):
+        if self._blocks and mode == self._blocks[-1]:
+            self._block_samples.append(seconds)
+            if self._is_losing(mode):
+                self._losing.add(mode)
+                self._queue = [m for m in self._queue if m not in self._losing]
+        if all(m == self.team for m in self._queue) and self._losing.issuperset(
+                set(self.candidates) - {self.team}):
+            self._decide()  # every other candidate lost: what remains would only time the team
+        elif not self._queue and self._blocks and self._block_ended(self._clock()):
             self._decide()
+
+    def _is_losing(self, mode: Mode) -> bool:
+        """Whether ``mode``'s running block shows it far slower than the team already."""
+        team = self._samples[self.team]
+        return (mode != self.team and len(self._block_samples) >= LOSING_STEPS
+                and len(team) >= PROBE_STEPS and min(self._block_samples) > LOSING * _trimmed_mean(team))
 
     def _decide(self) -> None:
         # a mode can end a probe without samples when steps overlap (threads running the
         # same plan, a step blocked in a queue): it is not compared, and without the team's
         # own figure the team stays
-        means = {m: _trimmed_mean(s) for m, s in self._samples.items() if s}
+        means = {m: _trimmed_mean(s) for m, s in self._samples.items() if s and m not in self._losing}
         best = min(means, key=means.__getitem__) if self.team in means else self.team
         self.choice = best if best != self.team and means[best] < MARGIN * means[self.team] else self.team
-        config.debug(1, "thread tuner: " + ", ".join(
-            f"{m.threads}{'+chunks' if m.chunked else ''} {s * 1e3:.2f} ms" for m, s in means.items())
-            + f" -> {self.choice.threads}{'+chunks' if self.choice.chunked else ''}")
+        timed = [f"{_name(m)} {s * 1e3:.2f} ms" for m, s in means.items()]
+        losing = [f"{_name(m)} far slower" for m in self._losing]
+        config.debug(1, f"thread tuner: {', '.join(timed + losing)} -> {_name(self.choice)}")
         now = self._clock()
         probe_took = now - (self._probe_started or now)
         wait = FIRST_REPROBE_S if self._decisions == 0 else REPROBE_S
@@ -157,7 +184,11 @@ class ThreadTuner:
         self._decisions += 1
         self._probe_started = None
         self._samples = {m: [] for m in self.candidates}
-        self._blocks = []
+        self._blocks, self._queue, self._losing, self._block_samples = [], [], set(), []
+
+
+def _name(mode: Mode) -> str:
+    return f"{mode.threads}{'+chunks' if mode.chunked else ''}"
 
 
 def _trimmed_mean(samples: list[float]) -> float:

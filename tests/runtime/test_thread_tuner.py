@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 import flowmesh as tf
 from flowmesh.runtime import thread_tuner
@@ -49,6 +50,28 @@ def test_one_thread_is_chosen_only_when_clearly_faster() -> None:
     assert close.choice == Mode(4)
     busy = ThreadTuner(4, clock=FakeClock())
     assert _steps(busy, {4: 1.0, 1: 0.6}, warm + probe + 3)[-3:] == [1, 1, 1]
+
+
+def test_a_far_slower_candidate_leaves_the_probe_after_a_few_steps() -> None:
+    """A compute-bound plan on an idle machine (one thread far slower than the team) spends
+    LOSING_STEPS steps on one thread per probe, not BLOCKS * PROBE_STEPS; a candidate that
+    is slower but not by LOSING runs its whole probe."""
+    warm, step, losing = thread_tuner.WARMUP_STEPS, thread_tuner.PROBE_STEPS, thread_tuner.LOSING_STEPS
+    far = ThreadTuner(2, clock=FakeClock())
+    used = _steps(far, {2: 1.0, 1: 1.8}, warm + step + losing + 10)
+    assert used[warm + step:warm + step + losing] == [1] * losing
+    assert used[warm + step + losing:] == [2] * 10 and far.choice == Mode(2)
+    assert far._decisions == 1 and far._probe_started is None
+    near = ThreadTuner(2, clock=FakeClock())
+    used = _steps(near, {2: 1.0, 1: 1.2}, warm + 2 * PROBE)
+    assert used.count(1) == PROBE and near.choice == Mode(2) and near._decisions == 1
+    chunked = ThreadTuner(2, chunked=True, clock=FakeClock())  # one loses, the other runs on
+    modes = []
+    for _ in range(warm + 3 * PROBE):
+        mode = chunked.mode()
+        modes.append(mode)
+        chunked.record(mode, {Mode(2): 1.0, Mode(1): 1.8, Mode(1, True): 0.6}[mode])
+    assert modes.count(Mode(1)) == losing and chunked.choice == Mode(1, True)
 
 
 def test_probes_again_after_the_interval_and_follows_the_load() -> None:
@@ -140,6 +163,28 @@ def test_sessions_tune_unless_threads_are_set(monkeypatch) -> None:
     assert not _session_steps(tf.ConfigProto(intra_op_parallelism_threads=1))._backend.cpu._tuners
     monkeypatch.setenv("FLOWMESH_ADAPTIVE_THREADS", "0")
     assert not _session_steps(None)._backend.cpu._tuners
+
+
+def test_steps_of_a_mode_not_chosen_are_marked_as_probes(monkeypatch) -> None:
+    """Self-tuning kernels (``gemm_choice``) do not measure in a probe's candidate steps."""
+    from flowmesh.kernels.cpu import probe_state
+    from flowmesh.runtime.cpu_policy import CpuPolicy
+
+    monkeypatch.setenv("FLOWMESH_TUNER_MAX_LOAD", "0")
+    before = torch.get_num_threads()
+    policy = CpuPolicy()
+    seen = []
+    try:
+        for _ in range(thread_tuner.WARMUP_STEPS + 2 * PROBE):
+            policy.run("plan", lambda: seen.append((torch.get_num_threads(), probe_state.probing())))
+        assert not probe_state.probing()
+        tuner = policy._tuners["plan"]
+        if tuner.team.threads > 1:  # a one-core machine has nothing to probe
+            assert {probing for threads, probing in seen if threads == tuner.team.threads} == {False}
+            assert {probing for threads, probing in seen if threads == 1} == {True}
+    finally:
+        policy.close()
+        torch.set_num_threads(before)
 
 
 def test_the_process_default_thread_count_fixes_sessions_without_their_own(monkeypatch) -> None:

@@ -1,6 +1,6 @@
 """The measured choice between oneDNN and MKL for fp32 CPU products: it follows the timing,
-is made once per kind, every result comes from the chosen kernel, and the setting
-overrides it."""
+is made once per kind (on its MEASURE_AT-th call), every later result comes from the
+chosen kernel, and the setting overrides it."""
 
 from __future__ import annotations
 
@@ -18,8 +18,11 @@ pytestmark = pytest.mark.skipif(not onednn_matmul.available(),
 
 @pytest.fixture(autouse=True)
 def fresh_choices(monkeypatch):
-    """No choices yet, and the default setting (a CI run may set another)."""
+    """No choices yet, the first call measures (deferring is tested on its own), and the
+    default setting (a CI run may set another)."""
     monkeypatch.setattr(gemm_choice, "_choices", {})
+    monkeypatch.setattr(gemm_choice, "_calls", {})
+    monkeypatch.setattr(gemm_choice, "MEASURE_AT", 1)
     monkeypatch.setenv("FLOWMESH_ONEDNN_MATMUL", "auto")
 
 
@@ -107,3 +110,63 @@ def test_setting_overrides_the_measurement(monkeypatch):
     monkeypatch.setenv("FLOWMESH_ONEDNN_MATMUL", "fastest")
     with pytest.raises(ValueError, match="FLOWMESH_ONEDNN_MATMUL='fastest' is not one of auto"):
         onednn_matmul.usable(cpu, [dtypes.float32, dtypes.float32])
+
+
+def test_big_products_are_timed_fewer_rounds(monkeypatch):
+    """Once the rounds have taken BUDGET_S, MIN_ROUNDS rounds suffice: a big product's kind
+    costs a few extra products, not 2 * ROUNDS + 2."""
+    a, w = _operands()
+    calls = {"onednn": 0, "mkl": 0}
+
+    def slow(name, kernel):
+        def run(x, y):
+            calls[name] += 1
+            time.sleep(gemm_choice.BUDGET_S / 2)
+            return kernel(x, y)
+        return run
+
+    for name in ("onednn", "mkl"):
+        monkeypatch.setattr(gemm_choice, name, slow(name, getattr(gemm_choice, name)))
+    gemm_choice.product(a, w)
+    extra = calls["onednn"] + calls["mkl"] - 1  # the result's own call
+    assert extra == 2 + 2 * gemm_choice.MIN_ROUNDS < 2 + 2 * gemm_choice.ROUNDS
+
+
+def test_a_kind_is_measured_on_its_measure_at_th_call(monkeypatch):
+    """The calls before take oneDNN unmeasured: a kind met in two one-thread probe steps
+    never pays for a measurement."""
+    monkeypatch.setattr(gemm_choice, "MEASURE_AT", 3)
+    a, w = _operands()
+    calls = {"onednn": 0, "mkl": 0}
+
+    def counted(name, kernel):
+        def run(x, y):
+            calls[name] += 1
+            return kernel(x, y)
+        return run
+
+    for name in ("onednn", "mkl"):
+        monkeypatch.setattr(gemm_choice, name, counted(name, getattr(gemm_choice, name)))
+    for _ in range(2):
+        torch.testing.assert_close(gemm_choice.product(a, w), a @ w.mT, rtol=1e-5, atol=1e-4)
+    assert calls == {"onednn": 2, "mkl": 0} and gemm_choice.choices() == {}
+    gemm_choice.product(a, w)
+    assert list(gemm_choice.choices()) == [gemm_choice.kind_of(a, w)] and calls["mkl"] > 0
+    assert not gemm_choice._calls  # measured kinds are no longer counted
+
+
+def test_probe_steps_of_a_mode_not_chosen_do_not_measure():
+    """A thread-tuner probe's one-thread steps take oneDNN unmeasured; the kind is
+    measured at its first call outside such a probe."""
+    from flowmesh.kernels.cpu import probe_state
+
+    a, w = _operands()
+    probe_state.set_probing(True)
+    try:
+        for _ in range(3):
+            torch.testing.assert_close(gemm_choice.product(a, w), a @ w.mT, rtol=1e-5, atol=1e-4)
+        assert gemm_choice.choices() == {}
+    finally:
+        probe_state.set_probing(False)
+    gemm_choice.product(a, w)
+    assert list(gemm_choice.choices()) == [gemm_choice.kind_of(a, w)]
