@@ -10,6 +10,7 @@ import pytest
 
 import flowmesh as tf
 from flowmesh.core.device_spec import DeviceSpec
+from flowmesh.testing.tf_oracle import require_tensorflow
 from flowmesh.train.experimental import (
     MaxShardSizePolicy,
     ShardableTensor,
@@ -50,23 +51,29 @@ def _flowmesh_shards(policy: ShardingCallback) -> list[Any]:
         return _summary(shards, lambda t: np.asarray(sess.run(t)))
 
 
+def _tensorflow_shards(policy_name: str, *args: Any) -> list[Any]:
+    """TensorFlow's policy on the same tensors, in graph mode (the suite's oracle runs with
+    eager execution disabled, whichever test imported it first)."""
+    tf1 = require_tensorflow()
+    import tensorflow as tft
+
+    policy = getattr(tft.train.experimental, policy_name)(*args)
+    with tf1.Graph().as_default(), tf1.Session() as sess:
+        shardables = _shardables(tf1.constant, tf1.DeviceSpec.from_string,
+                                 tft.train.experimental.ShardableTensor, lambda t: t.dtype)
+        return _summary(policy(shardables), lambda t: np.asarray(sess.run(t)))
+
+
 @pytest.mark.parametrize("max_size", [1000, 64, 40, 24])
 def test_max_shard_size_matches_tensorflow(max_size: int) -> None:
-    tft = pytest.importorskip("tensorflow")
-    ours = _flowmesh_shards(MaxShardSizePolicy(max_size))
-    shardables = _shardables(tft.constant, tft.DeviceSpec.from_string,
-                             tft.train.experimental.ShardableTensor, lambda t: t.dtype)
-    theirs = _summary(tft.train.experimental.MaxShardSizePolicy(max_size)(shardables),
-                      lambda t: t.numpy())
-    assert ours == theirs
+    assert _flowmesh_shards(MaxShardSizePolicy(max_size)) == \
+        _tensorflow_shards("MaxShardSizePolicy", max_size)
 
 
 def test_shard_by_task_and_descriptions_match_tensorflow() -> None:
-    tft = pytest.importorskip("tensorflow")
-    assert _flowmesh_shards(ShardByTaskPolicy()) == _summary(
-        tft.train.experimental.ShardByTaskPolicy()(_shardables(
-            tft.constant, tft.DeviceSpec.from_string, tft.train.experimental.ShardableTensor,
-            lambda t: t.dtype)), lambda t: t.numpy())
+    assert _flowmesh_shards(ShardByTaskPolicy()) == _tensorflow_shards("ShardByTaskPolicy")
+    import tensorflow as tft
+
     assert ShardByTaskPolicy().description == tft.train.experimental.ShardByTaskPolicy().description
     assert MaxShardSizePolicy(10).description == \
         tft.train.experimental.MaxShardSizePolicy(10).description
