@@ -59,7 +59,7 @@ _WAIT_SLICE_S = 0.2
 # Groups closed while a collective was still in flight: destroying one would join a worker
 # thread blocked on a peer. They are kept alive here; gloo's timeout ends those threads.
 _ABANDONED_GROUPS: list[Any] = []
-RING_MIN_BYTES = 1 << 20  # sums from here run the ring (two members; no copy of a live source)
+RING_MIN_BYTES = 1 << 20  # live sums from here run the ring (two members; no copy of the source)
 
 
 def connect_store(host: str, port: int, is_master: bool, world_size: int | None,
@@ -318,10 +318,10 @@ class TorchDistributedCommunicator(Communicator):
 
     def allreduce_each(self, tensors: Sequence[torch.Tensor], op: ReduceOp,
                        sources: Sequence[torch.Tensor | None] | None = None) -> None:
-        """In a group of two, a batch with a large CPU sum runs on the rings of
-        :mod:`~flowmesh.collective.backends.ring` (point-to-point, no copy of a live source),
-        driven by this thread; otherwise gloo's all-reduce, out-of-place entries copying
-        their source first."""
+        """In a group of two, a batch with a large out-of-place CPU sum runs on the rings of
+        :mod:`~flowmesh.collective.backends.ring` (point-to-point, no copy of the source; its
+        small transfers ride along), driven by this thread; otherwise gloo's all-reduce,
+        out-of-place entries copying their source first."""
         works, rings = self._start_allreduces(tensors, op, sources)
         self._finish("allreduce", works, rings)
 
@@ -352,8 +352,9 @@ class TorchDistributedCommunicator(Communicator):
         options.reduceOp = _TORCH_OPS[ReduceOp.parse(op)]
         entries = list(zip(tensors, sources or [None] * len(tensors)))
         fits = [self._ring_fits(tensor, source, op) for tensor, source in entries]
-        large = any(fit and tensor.numel() * tensor.element_size() >= RING_MIN_BYTES
-                    for fit, (tensor, _) in zip(fits, entries))
+        large = any(fit and source is not None
+                    and tensor.numel() * tensor.element_size() >= RING_MIN_BYTES
+                    for fit, (tensor, source) in zip(fits, entries))
         rings, starts = [], []
         for fit, (tensor, source) in zip(fits, entries):
             if fit and large:  # the batch's small transfers (a header) ride with the large one
@@ -379,8 +380,9 @@ class TorchDistributedCommunicator(Communicator):
     def _ring_fits(self, tensor: torch.Tensor, source: torch.Tensor | None, op: ReduceOp) -> bool:
         """Whether the ring may take this sum (in place, or out of place from ``source``):
         a group of two, the CPU, contiguous tensors of one dtype. A batch goes to rings
-        when one of its transfers is at least ``RING_MIN_BYTES`` (below, gloo's single call
-        costs less than the ring's few). With more members a member would wait on a live
+        when one of its transfers is out of place and at least ``RING_MIN_BYTES``: the ring
+        saves that copy; below that size the copy costs less than the ring's extra calls,
+        and a batch of in-place transfers runs faster on gloo's own all-reduce. With more members a member would wait on a live
         neighbour that stopped because *its* neighbour died, and a point-to-point wait
         cannot be cut short when the launcher reports the death (see
         :meth:`_wait_transfer`); gloo's collective, waited for in slices, can."""
