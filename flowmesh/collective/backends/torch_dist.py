@@ -146,11 +146,10 @@ class TorchDistributedCommunicator(Communicator):
         self._address = (host, port)
         self._backend = backend
         self._prefix = prefix
-        connect_s = max(self._timeout_s, _config.CONNECT_TIMEOUT_S.get())
+        connect_s = self._connect_s = max(self._timeout_s, _config.CONNECT_TIMEOUT_S.get())
         self._store = connect_store(host, port, host_store, size if host_store else None, connect_s)
         try:
-            self._gloo = dist.ProcessGroupGloo(dist.PrefixStore(f"{prefix}/gloo", self._store),
-                                               rank, size, self._gloo_options())
+            self._gloo = self._gloo_group(f"{prefix}/gloo")
         except RuntimeError as exc:
             raise CommunicationError(
                 f"Rank {rank} could not form a gloo group of {size} through {host}:{port}: "
@@ -171,7 +170,16 @@ class TorchDistributedCommunicator(Communicator):
         self._heartbeat.start()
 
     # --- groups ------------------------------------------------------------------------------
-    def _gloo_options(self) -> Any:
+    def _gloo_group(self, prefix: str) -> Any:
+        """A gloo group under ``prefix``: formed within the connect timeout (a loaded
+        machine may take longer than a short collective timeout to connect every pair),
+        then bounded by the collective timeout for every collective."""
+        group = dist.ProcessGroupGloo(dist.PrefixStore(prefix, self._store), self.rank, self.size,
+                                      self._gloo_options(self._connect_s))
+        group._set_default_timeout(datetime.timedelta(seconds=self._timeout_s))
+        return group
+
+    def _gloo_options(self, timeout_s: float) -> Any:
         """gloo's options: the timeout, and the interface that reaches the store.
 
         gloo by default listens on the address its hostname resolves to and falls back to
@@ -180,7 +188,7 @@ class TorchDistributedCommunicator(Communicator):
         torch's setting, names an interface instead).
         """
         options = dist.ProcessGroupGloo._Options()
-        options._timeout = datetime.timedelta(seconds=self._timeout_s)
+        options._timeout = datetime.timedelta(seconds=timeout_s)
         interface = _config.GLOO_SOCKET_IFNAME.get()
         if interface:
             options._devices = [dist.ProcessGroupGloo.create_device(interface=interface.split(",")[0])]
@@ -515,6 +523,7 @@ class _Channel(TorchDistributedCommunicator):
                               parent.local_size)
         self._parent = parent
         self._timeout_s = parent._timeout_s
+        self._connect_s = parent._connect_s
         self._address = parent._address
         self._backend = parent._backend
         self._prefix = f"{parent._prefix}/channel/{key}"
@@ -527,8 +536,7 @@ class _Channel(TorchDistributedCommunicator):
         self._ring_thread = None
         self._in_flight = False
         try:
-            self._gloo = dist.ProcessGroupGloo(dist.PrefixStore(f"{self._prefix}/gloo", self._store),
-                                               self.rank, self.size, parent._gloo_options())
+            self._gloo = self._gloo_group(f"{self._prefix}/gloo")
         except RuntimeError as exc:
             raise CommunicationError(f"Rank {self.rank} could not open collective channel "
                                      f"'{key}': {_short(str(exc))}", timed_out=True) from None
