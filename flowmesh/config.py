@@ -171,13 +171,16 @@ ONEDNN_MAX_CPU_ISA              (unset)  oneDNN's instruction-set cap. The Tenso
                                          ops skip (``testing/tf_oracle.py``).
 TF_ENABLE_ONEDNN_OPTS           (unset)  0: the TensorFlow oracle runs without oneDNN (its
                                          Eigen kernels), which lifts that skip.
+PYSPARK_PYTHON                  (unset)  Python of Spark's workers; ``flowmesh sweep
+                                         --engine spark`` sets it to its own interpreter
+                                         when unset.
 ==============================  =======  ==================================================
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -210,6 +213,15 @@ class Setting(Generic[T]):
                 f"{self.name}={raw!r} is not a valid value ({self.help}); unset it or "
                 f"use something like {self.default!r}"
             ) from exc
+
+    def set(self, value: str, environ: MutableMapping[str, str] | None = None) -> None:
+        """Sets the variable in ``environ`` (default: this process's environment, which
+        the libraries it loads later and its child processes read)."""
+        (os.environ if environ is None else environ)[self.name] = value
+
+    def set_default(self, value: str, environ: MutableMapping[str, str] | None = None) -> None:
+        """Sets the variable as :meth:`set` does, unless it is already set."""
+        (os.environ if environ is None else environ).setdefault(self.name, value)
 
 
 DEBUG = Setting("FLOWMESH_DEBUG", 0, int, "debug verbosity 0..2")
@@ -283,6 +295,7 @@ USER_GOMP_SPINCOUNT = Setting("GOMP_SPINCOUNT", "", str, "libgomp spin count")
 ONEDNN_MAX_CPU_ISA = Setting("ONEDNN_MAX_CPU_ISA", "", str, "oneDNN ISA cap (e.g. AVX2)")
 TF_ENABLE_ONEDNN_OPTS = Setting("TF_ENABLE_ONEDNN_OPTS", "", str,
                                 "0 disables TensorFlow's oneDNN kernels")
+PYSPARK_PYTHON = Setting("PYSPARK_PYTHON", "", str, "the Python interpreter of Spark's workers")
 CUDA_VISIBLE_DEVICES = Setting("CUDA_VISIBLE_DEVICES", "", str, "the CUDA devices this process may use")
 # Slurm's step variables (tf.distribute.cluster_resolver.SlurmClusterResolver)
 SLURM_PROCID = Setting("SLURM_PROCID", "", str, "this task's rank in the Slurm step")
@@ -306,6 +319,19 @@ WRITE_ROOTS = Setting("FLOWMESH_WRITE_ROOTS", "", str, "directories checkpoint w
 TLS_CERT = Setting("FLOWMESH_TLS_CERT", "", str, "PEM certificate of this task")
 TLS_KEY = Setting("FLOWMESH_TLS_KEY", "", str, "PEM private key of this task")
 TLS_CA = Setting("FLOWMESH_TLS_CA", "", str, "PEM CA certificate(s) of the cluster")
+
+
+def process_environment() -> dict[str, str]:
+    """A copy of this process's environment: the base of a child process's environment
+    (PATH, PYTHONPATH and the ``FLOWMESH_*`` settings travel on to the child)."""
+    return dict(os.environ)
+
+
+def replace_process_environment(environ: Mapping[str, str]) -> None:
+    """Replaces this process's whole environment with ``environ`` (a standby process
+    taking on the environment its assignment would have started with)."""
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in environ.items()})
 
 
 def max_rpc_bytes() -> int:

@@ -24,6 +24,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from flowmesh import config
+
 
 def _read_assignment() -> dict[str, Any] | None:
     line = sys.stdin.readline()
@@ -65,8 +67,7 @@ def main() -> int:
     spec = _read_assignment()
     if spec is None:
         return 0
-    os.environ.clear()
-    os.environ.update({str(k): str(v) for k, v in (spec.get("env") or {}).items()})
+    config.replace_process_environment(spec.get("env") or {})
     _detach_stdin()
     run_assignment([str(a) for a in spec["argv"]])
     return 0

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from flowmesh import config
 from flowmesh.distributed.ports import free_ports
 from flowmesh.k8s.manifest import JobSpec
 from flowmesh.launch.supervisor import Launcher, LaunchOptions, TaskSpec
@@ -70,7 +71,7 @@ def pod_specs(spec: JobSpec, manifests: list[dict[str, Any]], bed: Any = None,
             command[0] = sys.executable
         if bed is not None:
             command = bed.argv(f"h{n}", command)
-        inherited = dict(os.environ)  # the local process keeps PATH, PYTHONPATH, ...
+        inherited = config.process_environment()  # the local process keeps PATH, PYTHONPATH, ...
         inherited.pop("TF_CONFIG", None)
         tasks.append(TaskSpec(_role(job), index, command, {**inherited, **env}))
     cluster = {role: [local[a] for a in addresses] for role, addresses in spec.cluster().items()}

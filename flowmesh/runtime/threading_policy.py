@@ -44,17 +44,16 @@ def configure_openmp(environ: dict[str, str] | None = None,
     """Sets OpenMP's wait policy for this process (and its children) before torch loads.
 
     Args:
-        environ: the environment to change (default ``os.environ``; tests pass a dict).
+        environ: the environment to change (default: this process's; tests pass a dict).
         busy: tells whether the machine is oversubscribed (``AUTO``; default
             :func:`machine_is_busy`).
 
     Returns:
         What was decided, in words (also kept for :func:`openmp_decision`).
     """
-    env = os.environ if environ is None else environ
-    policy = config.OMP_WAIT_POLICY.get(env).strip().upper()
+    policy = config.OMP_WAIT_POLICY.get(environ).strip().upper()
     user_set = [s.name for s in (config.USER_OMP_WAIT_POLICY, config.USER_GOMP_SPINCOUNT)
-                if s.get(env)]
+                if s.get(environ)]
     if policy not in ("AUTO", "NONE", "PASSIVE", "ACTIVE"):
         raise ValueError(f"FLOWMESH_OMP_WAIT_POLICY={policy!r} is not an OpenMP wait policy; "
                          f"use AUTO, PASSIVE, ACTIVE, or NONE to leave OpenMP's default")
@@ -77,7 +76,7 @@ def configure_openmp(environ: dict[str, str] | None = None,
             f"OMP_WAIT_POLICY={policy} in the environment (FLOWMESH_OMP_WAIT_POLICY=NONE "
             f"silences this).", RuntimeWarning, stacklevel=3)
     else:
-        env["OMP_WAIT_POLICY"] = policy
+        config.USER_OMP_WAIT_POLICY.set(policy, environ)
         decision = f"OMP_WAIT_POLICY={policy} set before torch loads"
     _configured[:] = [decision]
     return decision

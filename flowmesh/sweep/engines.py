@@ -5,11 +5,11 @@ on the sweep's event queue."""
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 from typing import Any
 
+from flowmesh import config
 from flowmesh.sweep.trial import LocalTrial, Outcome, run_command
 
 ENGINES = ("local", "spark", "ray")
@@ -48,7 +48,7 @@ class Engine:
         if name == "spark":
             from pyspark.sql import SparkSession
 
-            os.environ.setdefault("PYSPARK_PYTHON", _python())
+            config.PYSPARK_PYTHON.set_default(_python())
             self._sc = (SparkSession.builder.master(f"local[{parallel}]").appName("flowmesh-sweep")
                         .config("spark.driver.host", "127.0.0.1")
                         .config("spark.driver.bindAddress", "127.0.0.1")

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from flowmesh.config import process_environment
 from flowmesh.sweep import results
 from flowmesh.sweep.engines import Engine
 from flowmesh.sweep.results import Row
@@ -86,7 +87,7 @@ class Sweep:
         print(f"[sweep] {message}", file=self.out, flush=True)
 
     def _start(self, engine: Engine, index: int, params: dict[str, Any]) -> None:
-        env = dict(os.environ, PYTHONUNBUFFERED="1", **self.config.env)
+        env = {**process_environment(), "PYTHONUNBUFFERED": "1", **self.config.env}
         env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // self.config.parallel)))
         log = os.path.join(self.config.out, f"trial-{index}.log")
         trial = engine.start(index, command(self.config.script, params), env, self.config.metric,
