@@ -6,6 +6,7 @@ time) or a value that broadcasts against the uniform inner dimensions only."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from flowmesh.core.convert import convert_to_tensor
@@ -65,86 +66,6 @@ def _elementwise(self: RaggedTensor, other: Any, fn: Any, reverse: bool = False)
     return self.with_flat_values(fn(operand, flat) if reverse else fn(flat, operand))
 
 
-def _op_add(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.add)
-
-
-def _op_radd(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.add, reverse=True)
-
-
-def _op_sub(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.subtract)
-
-
-def _op_rsub(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.subtract, reverse=True)
-
-
-def _op_mul(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.multiply)
-
-
-def _op_rmul(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.multiply, reverse=True)
-
-
-def _op_truediv(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.truediv)
-
-
-def _op_rtruediv(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.truediv, reverse=True)
-
-
-def _op_floordiv(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.floordiv)
-
-
-def _op_mod(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.floormod)
-
-
-def _op_pow(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.pow)
-
-
-def _op_lt(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.less)
-
-
-def _op_le(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.less_equal)
-
-
-def _op_gt(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.greater)
-
-
-def _op_ge(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.greater_equal)
-
-
-def _op_and(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.logical_and)
-
-
-def _op_or(self: RaggedTensor, other: Any) -> RaggedTensor:
-    return _elementwise(self, other, math_ops.logical_or)
-
-
-def _op_neg(self: RaggedTensor) -> RaggedTensor:
-    return self.with_flat_values(math_ops.negative(self.flat_values))
-
-
-def _op_abs(self: RaggedTensor) -> RaggedTensor:
-    return self.with_flat_values(math_ops.abs(self.flat_values))
-
-
-def _op_invert(self: RaggedTensor) -> RaggedTensor:
-    return self.with_flat_values(math_ops.logical_not(self.flat_values))
-
-
 def _bound(value: Any, nrows: Tensor, default: Any) -> Tensor:
     """A slice bound as a row index clipped to ``[0, nrows]`` (negative counts from the end)."""
     if value is None:
@@ -164,24 +85,57 @@ def _rows_between(values: Any, start: Tensor, stop: Tensor) -> Any:
     return values[start:stop]
 
 
-RaggedTensor.__getitem__ = ragged_getitem  # type: ignore[method-assign]
-RaggedTensor.__add__ = _op_add  # type: ignore[method-assign,assignment]
-RaggedTensor.__radd__ = _op_radd  # type: ignore[method-assign,assignment]
-RaggedTensor.__sub__ = _op_sub  # type: ignore[method-assign,assignment]
-RaggedTensor.__rsub__ = _op_rsub  # type: ignore[method-assign,assignment]
-RaggedTensor.__mul__ = _op_mul  # type: ignore[method-assign,assignment]
-RaggedTensor.__rmul__ = _op_rmul  # type: ignore[method-assign,assignment]
-RaggedTensor.__truediv__ = _op_truediv  # type: ignore[method-assign,assignment]
-RaggedTensor.__rtruediv__ = _op_rtruediv  # type: ignore[method-assign,assignment]
-RaggedTensor.__floordiv__ = _op_floordiv  # type: ignore[method-assign,assignment]
-RaggedTensor.__mod__ = _op_mod  # type: ignore[method-assign,assignment]
-RaggedTensor.__pow__ = _op_pow  # type: ignore[method-assign,assignment]
-RaggedTensor.__lt__ = _op_lt  # type: ignore[method-assign,assignment]
-RaggedTensor.__le__ = _op_le  # type: ignore[method-assign,assignment]
-RaggedTensor.__gt__ = _op_gt  # type: ignore[method-assign,assignment]
-RaggedTensor.__ge__ = _op_ge  # type: ignore[method-assign,assignment]
-RaggedTensor.__and__ = _op_and  # type: ignore[method-assign,assignment]
-RaggedTensor.__or__ = _op_or  # type: ignore[method-assign,assignment]
-RaggedTensor.__neg__ = _op_neg  # type: ignore[method-assign,assignment]
-RaggedTensor.__abs__ = _op_abs  # type: ignore[method-assign,assignment]
-RaggedTensor.__invert__ = _op_invert  # type: ignore[method-assign,assignment]
+def _binary_operator(name: str, fn: Callable[[Any, Any], Any],
+                     reverse: bool = False) -> Callable[[RaggedTensor, Any], RaggedTensor]:
+    """The method ``name`` that applies ``fn`` to the flat values (``other`` first when
+    ``reverse``: the reflected operator)."""
+    def operator(self: RaggedTensor, other: Any) -> RaggedTensor:
+        return _elementwise(self, other, fn, reverse=reverse)
+
+    operator.__name__ = operator.__qualname__ = name
+    return operator
+
+
+def _unary_operator(name: str, fn: Callable[[Any], Any]) -> Callable[[RaggedTensor], RaggedTensor]:
+    """The method ``name`` that applies ``fn`` to the flat values."""
+    def operator(self: RaggedTensor) -> RaggedTensor:
+        return self.with_flat_values(fn(self.flat_values))
+
+    operator.__name__ = operator.__qualname__ = name
+    return operator
+
+
+# operator -> op on the flat values; the reflected form (``1 + rt``) where the table says so
+_BINARY_OPERATORS: dict[str, tuple[Callable[[Any, Any], Any], bool]] = {
+    "add": (math_ops.add, True),
+    "sub": (math_ops.subtract, True),
+    "mul": (math_ops.multiply, True),
+    "truediv": (math_ops.truediv, True),
+    "floordiv": (math_ops.floordiv, False),
+    "mod": (math_ops.floormod, False),
+    "pow": (math_ops.pow, False),
+    "lt": (math_ops.less, False),
+    "le": (math_ops.less_equal, False),
+    "gt": (math_ops.greater, False),
+    "ge": (math_ops.greater_equal, False),
+    "and": (math_ops.logical_and, False),
+    "or": (math_ops.logical_or, False),
+}
+_UNARY_OPERATORS: dict[str, Callable[[Any], Any]] = {
+    "neg": math_ops.negative,
+    "abs": math_ops.abs,
+    "invert": math_ops.logical_not,
+}
+
+def _install_operators() -> None:
+    """Puts indexing and the operators of the tables on ``RaggedTensor``."""
+    RaggedTensor.__getitem__ = ragged_getitem  # type: ignore[method-assign]
+    for name, (fn, reflected) in _BINARY_OPERATORS.items():
+        setattr(RaggedTensor, f"__{name}__", _binary_operator(f"__{name}__", fn))
+        if reflected:
+            setattr(RaggedTensor, f"__r{name}__", _binary_operator(f"__r{name}__", fn, reverse=True))
+    for name, unary in _UNARY_OPERATORS.items():
+        setattr(RaggedTensor, f"__{name}__", _unary_operator(f"__{name}__", unary))
+
+
+_install_operators()
