@@ -75,14 +75,36 @@ class TypeSpec(abc.ABC):  # noqa: B024 - subclasses define _fields
 
 
 def _common(a: Any, b: Any) -> Any:
-    if isinstance(a, TensorShape):
-        if a.rank is None or b.rank is None or a.rank != b.rank:
-            return TensorShape(None)
-        return TensorShape([x if x == y else None for x, y in zip(a.as_list(), b.as_list())])
-    return a
+    return common_shape(a, b) if isinstance(a, TensorShape) else a
 
 
-class IndexedSlicesSpec(TypeSpec):
+def common_shape(a: TensorShape, b: TensorShape) -> TensorShape:
+    """The most specific shape both ``a`` and ``b`` are compatible with: the dimensions they
+    agree on, ``None`` elsewhere (unknown rank when the ranks differ)."""
+    if a.rank is None or b.rank is None or a.rank != b.rank:
+        return TensorShape(None)
+    return TensorShape([x if x == y else None for x, y in zip(a.as_list(), b.as_list())])
+
+
+class ShapedTypeSpec(TypeSpec):  # noqa: B024 - subclasses define _fields
+    """A spec of a value with one static shape and one dtype, which subclasses keep in
+    ``_shape`` and ``_dtype``: the ``shape`` and ``dtype`` properties."""
+
+    _shape: TensorShape
+    _dtype: dtypes.DType
+
+    @property
+    def shape(self) -> TensorShape:
+        """The static shape of the value."""
+        return self._shape
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        """The dtype of the value's elements."""
+        return self._dtype
+
+
+class IndexedSlicesSpec(ShapedTypeSpec):
     """The dense shape and dtypes of an ``IndexedSlices``."""
 
     def __init__(self, shape: Any = None, dtype: Any = dtypes.float32, indices_dtype: Any = dtypes.int64,
@@ -94,14 +116,6 @@ class IndexedSlicesSpec(TypeSpec):
 
     def _fields(self) -> tuple[Any, ...]:
         return self._shape, self._dtype, self._indices_dtype, self._dense_shape_dtype, self._indices_shape
-
-    @property
-    def shape(self) -> TensorShape:
-        return self._shape
-
-    @property
-    def dtype(self) -> dtypes.DType:
-        return self._dtype
 
     @property
     def value_type(self) -> Any:  # type: ignore[override]

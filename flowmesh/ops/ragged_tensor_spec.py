@@ -13,10 +13,10 @@ from flowmesh.core import dtypes
 from flowmesh.core.graph import Tensor
 from flowmesh.core.ragged_tensor_value import RaggedTensorValue
 from flowmesh.core.shapes import TensorShape, as_shape
-from flowmesh.core.type_spec import TypeSpec
+from flowmesh.core.type_spec import ShapedTypeSpec, TypeSpec, common_shape
 
 
-class RaggedTensorSpec(TypeSpec):
+class RaggedTensorSpec(ShapedTypeSpec):
     """The type of a ``RaggedTensor`` (``tf.RaggedTensorSpec``).
 
     Args:
@@ -63,18 +63,10 @@ class RaggedTensorSpec(TypeSpec):
         """
         if not self.is_compatible_with(other):
             raise ValueError(f"No TypeSpec is compatible with both {self} and {other}")
-        shape = _merged(self._shape, other.shape)  # type: ignore[attr-defined]
+        shape = common_shape(self._shape, other.shape)  # type: ignore[attr-defined]
         return RaggedTensorSpec(shape, self._dtype, self._ragged_rank, self._row_splits_dtype)
 
     most_specific_common_supertype = most_specific_compatible_type
-
-    @property
-    def shape(self) -> TensorShape:
-        return self._shape
-
-    @property
-    def dtype(self) -> dtypes.DType:
-        return self._dtype
 
     @property
     def ragged_rank(self) -> int:
@@ -113,8 +105,3 @@ class RaggedTensorSpec(TypeSpec):
         return cls(TensorShape(list(value.shape)), dtypes.as_dtype(value.dtype), value.ragged_rank,
                    dtypes.as_dtype(value.row_splits.dtype))
 
-
-def _merged(a: TensorShape, b: TensorShape) -> TensorShape:
-    if a.rank is None or b.rank is None or a.rank != b.rank:
-        return TensorShape(None)
-    return TensorShape([x if x == y else None for x, y in zip(a.as_list(), b.as_list())])
