@@ -19,11 +19,9 @@ import math
 from typing import Any
 
 from flowmesh.core.graph import Tensor
-from flowmesh.core.registry import register_op
 from flowmesh.ops import array_ops, math_ops
-from flowmesh.ops._builders import same_shape
-from flowmesh.ops.bessel_ops import _bessel
 from flowmesh.ops.select_ops import where
+from flowmesh.ops.special_function_builder import special_function
 
 
 def _spence_grad(op: Any, grad: Tensor) -> list:
@@ -32,35 +30,21 @@ def _spence_grad(op: Any, grad: Tensor) -> list:
     return [grad * where(math_ops.equal(x, array_ops.ones_like(x)), -array_ops.ones_like(x), partial)]
 
 
-register_op("Dawsn", same_shape, grad=lambda op, g: [g * (1.0 - 2.0 * op.inputs[0] * op.outputs[0])])
-register_op("Expint", same_shape, grad=lambda op, g: [g * math_ops.exp(op.inputs[0]) / op.inputs[0]])
-register_op("FresnelCos", same_shape, grad=lambda op, g: [
-    g * math_ops.cos((math.pi / 2.0) * math_ops.square(op.inputs[0]))])
-register_op("FresnelSin", same_shape, grad=lambda op, g: [
-    g * math_ops.sin((math.pi / 2.0) * math_ops.square(op.inputs[0]))])
-register_op("Spence", same_shape, grad=_spence_grad)
-
-
-def dawsn(x: Any, name: str | None = None) -> Tensor:
-    """Dawson's integral ``exp(-x^2) * integral_0^x exp(t^2) dt``, elementwise."""
-    return _bessel("Dawsn", x, name)
-
-
-def expint(x: Any, name: str | None = None) -> Tensor:
-    """The exponential integral ``Ei(x)``, elementwise (``-inf`` at 0, NaN for x < 0 as in TensorFlow)."""
-    return _bessel("Expint", x, name)
-
-
-def fresnel_cos(x: Any, name: str | None = None) -> Tensor:
-    """The Fresnel cosine integral ``integral_0^x cos(pi t^2 / 2) dt``, elementwise."""
-    return _bessel("FresnelCos", x, name)
-
-
-def fresnel_sin(x: Any, name: str | None = None) -> Tensor:
-    """The Fresnel sine integral ``integral_0^x sin(pi t^2 / 2) dt``, elementwise."""
-    return _bessel("FresnelSin", x, name)
-
-
-def spence(x: Any, name: str | None = None) -> Tensor:
-    """Spence's function ``integral_1^x log(t) / (1 - t) dt``, elementwise (NaN for x < 0)."""
-    return _bessel("Spence", x, name)
+dawsn = special_function(
+    "Dawsn", "dawsn", lambda op, g: [g * (1.0 - 2.0 * op.inputs[0] * op.outputs[0])],
+    "Dawson's integral ``exp(-x^2) * integral_0^x exp(t^2) dt``, elementwise.")
+expint = special_function(
+    "Expint", "expint", lambda op, g: [g * math_ops.exp(op.inputs[0]) / op.inputs[0]],
+    "The exponential integral ``Ei(x)``, elementwise (``-inf`` at 0, NaN for x < 0 as in "
+    "TensorFlow).")
+fresnel_cos = special_function(
+    "FresnelCos", "fresnel_cos", lambda op, g: [
+        g * math_ops.cos((math.pi / 2.0) * math_ops.square(op.inputs[0]))],
+    "The Fresnel cosine integral ``integral_0^x cos(pi t^2 / 2) dt``, elementwise.")
+fresnel_sin = special_function(
+    "FresnelSin", "fresnel_sin", lambda op, g: [
+        g * math_ops.sin((math.pi / 2.0) * math_ops.square(op.inputs[0]))],
+    "The Fresnel sine integral ``integral_0^x sin(pi t^2 / 2) dt``, elementwise.")
+spence = special_function(
+    "Spence", "spence", _spence_grad,
+    "Spence's function ``integral_1^x log(t) / (1 - t) dt``, elementwise (NaN for x < 0).")
