@@ -10,6 +10,7 @@ from flowmesh.core import dtypes
 from flowmesh.core.graph import GraphKeys, Operation, add_to_collection, name_scope
 from flowmesh.core.type_spec import TensorSpec
 from flowmesh.data.dataset import Dataset
+from flowmesh.lookup.table_base import KeyValueDtypes
 from flowmesh.ops._builders import make_op
 
 _BASE_ERROR = ("Datasets used to initialize lookup tables must produce elements in the form (key, value), where "
@@ -30,7 +31,7 @@ def _check_element_spec(spec: Any) -> None:
                              f"{part.shape.rank}.")
 
 
-class DatasetInitializer:
+class DatasetInitializer(KeyValueDtypes):
     """Fills a table with the ``(key, value)`` elements of ``dataset`` (scalars).
 
     Raises:
@@ -39,17 +40,8 @@ class DatasetInitializer:
 
     def __init__(self, dataset: Dataset):
         _check_element_spec(dataset.element_spec)
+        super().__init__(dataset.element_spec[0].dtype, dataset.element_spec[1].dtype)
         self.dataset = dataset
-        self._key_dtype = dataset.element_spec[0].dtype
-        self._value_dtype = dataset.element_spec[1].dtype
-
-    @property
-    def key_dtype(self) -> dtypes.DType:
-        return self._key_dtype
-
-    @property
-    def value_dtype(self) -> dtypes.DType:
-        return self._value_dtype
 
     def initialize(self, table: Any) -> Operation:
         """The op filling ``table`` (added to ``TABLE_INITIALIZERS``).

@@ -14,7 +14,7 @@ from typing import Any
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import GraphKeys, Operation, Tensor, add_to_collection, name_scope
-from flowmesh.lookup import experimental
+from flowmesh.lookup import experimental, table_base
 from flowmesh.ops._builders import make_op, make_tensor
 
 
@@ -25,7 +25,7 @@ class TextFileIndex:
     LINE_NUMBER = -1
 
 
-class KeyValueTensorInitializer:
+class KeyValueTensorInitializer(table_base.KeyValueDtypes):
     """Fills a table with ``keys[i] -> values[i]``."""
 
     def __init__(self, keys: Any, values: Any, key_dtype: Any = None, value_dtype: Any = None,
@@ -33,15 +33,8 @@ class KeyValueTensorInitializer:
         with name_scope(name, "key_value_init"):
             self._keys = convert_to_tensor(keys, dtype=key_dtype, name="keys")
             self._values = convert_to_tensor(values, dtype=value_dtype, name="values")
+        super().__init__(self._keys.dtype, self._values.dtype)
         self._name = name or "key_value_init"
-
-    @property
-    def key_dtype(self) -> dtypes.DType:
-        return self._keys.dtype
-
-    @property
-    def value_dtype(self) -> dtypes.DType:
-        return self._values.dtype
 
     def initialize(self, table: Any) -> Operation:
         """The op filling ``table`` (added to ``TABLE_INITIALIZERS``)."""
@@ -93,12 +86,13 @@ class TextFileInitializer:
         return op
 
 
-class StaticHashTable:
+class StaticHashTable(table_base.LookupTable):
     """A table initialized once and read-only afterwards; missing keys give
     ``default_value``."""
 
     def __init__(self, initializer: Any, default_value: Any, name: str | None = None,
                  experimental_is_anonymous: bool = False):
+        super().__init__(initializer.key_dtype, initializer.value_dtype)
         self._initializer = initializer
         self._name = name or "hash_table"
         with name_scope(name, "hash_table"):
@@ -110,28 +104,8 @@ class StaticHashTable:
             self._init_op = initializer.initialize(self)
 
     @property
-    def resource_handle(self) -> Tensor:
-        return self._handle
-
-    @property
     def initializer(self) -> Operation:
         return self._init_op
-
-    @property
-    def key_dtype(self) -> dtypes.DType:
-        return self._initializer.key_dtype
-
-    @property
-    def value_dtype(self) -> dtypes.DType:
-        return self._initializer.value_dtype
-
-    @property
-    def default_value(self) -> Tensor:
-        return self._default_value
-
-    @property
-    def name(self) -> str:
-        return self._name
 
     def lookup(self, keys: Any, name: str | None = None) -> Tensor:
         """The values of ``keys`` (``default_value`` for missing ones), shaped as ``keys``.
@@ -148,9 +122,6 @@ class StaticHashTable:
         """The number of entries (int64)."""
         with name_scope(name, f"{self._name}_Size"):
             return make_tensor("LookupTableSizeV2", [self._handle], name="hash_table_Size")
-
-    def __getitem__(self, keys: Any) -> Tensor:
-        return self.lookup(keys)
 
 
 class StaticVocabularyTable:

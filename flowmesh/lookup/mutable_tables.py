@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import Operation, Tensor, name_scope
+from flowmesh.lookup.table_base import LookupTable
 from flowmesh.ops._builders import make_op, make_tensor
 
 
-class MutableHashTable:
+class MutableHashTable(LookupTable):
     """A hash table of ``key_dtype`` keys to ``value_dtype`` values, which may be tensors:
     their shape is ``default_value``'s.
 
@@ -33,7 +33,7 @@ class MutableHashTable:
 
     def __init__(self, key_dtype: Any, value_dtype: Any, default_value: Any, name: str = "MutableHashTable",
                  checkpoint: bool = True, experimental_is_anonymous: bool = False):
-        self._key_dtype, self._value_dtype = dtypes.as_dtype(key_dtype), dtypes.as_dtype(value_dtype)
+        super().__init__(key_dtype, value_dtype)
         self._name = name
         with name_scope(name, self._op_name):
             self._default_value = convert_to_tensor(default_value, dtype=self._value_dtype, name="default_value")
@@ -50,26 +50,6 @@ class MutableHashTable:
             return make_tensor("MutableHashTableV2", [], attrs, name=op_name)
         attrs["value_shape"] = self._value_shape
         return make_tensor("MutableHashTableOfTensorsV2", [], attrs, name=op_name)
-
-    @property
-    def key_dtype(self) -> dtypes.DType:
-        return self._key_dtype
-
-    @property
-    def value_dtype(self) -> dtypes.DType:
-        return self._value_dtype
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def resource_handle(self) -> Tensor:
-        return self._handle
-
-    @property
-    def default_value(self) -> Tensor:
-        return self._default_value
 
     def _keys(self, keys: Any) -> Tensor:
         keys = convert_to_tensor(keys, dtype_hint=self._key_dtype, name="keys")
@@ -126,9 +106,6 @@ class MutableHashTable:
                          {"Tkeys": self._key_dtype, "Tvalues": self._value_dtype, "value_shape": self._value_shape},
                          name="Export")
             return op.outputs[0], op.outputs[1]
-
-    def __getitem__(self, keys: Any) -> Tensor:
-        return self.lookup(keys)
 
 
 class DenseHashTable(MutableHashTable):
