@@ -4,14 +4,25 @@ The state (the Keras session of each graph, which initializes the variables Kera
 the learning phase, a boolean placeholder that ``fit`` feeds; unique layer names and the
 settings ``floatx``/``epsilon``/``image_data_format``) lives in
 :mod:`flowmesh.keras.backend_state`; the tensor functions (``K.sum``, ``K.batch_dot``...)
-in :mod:`flowmesh.keras.backend_math`; the neural-network ones (``K.conv2d``, ``K.rnn``,
-``K.categorical_crossentropy``...) in :mod:`flowmesh.keras.backend_nn`. This module is
-their public face, as tf-keras's ``backend`` is one namespace.
+in :mod:`flowmesh.keras.backend_math`; the neural-network ones in
+:mod:`~flowmesh.keras.backend_activations` (``K.relu``, ``K.bias_add``...),
+:mod:`~flowmesh.keras.backend_losses` (``K.categorical_crossentropy``, CTC),
+:mod:`~flowmesh.keras.backend_conv` (``K.conv2d``, pooling, padding, resizing),
+:mod:`~flowmesh.keras.backend_random` (``K.random_normal``...) and
+:mod:`~flowmesh.keras.backend_control` (``K.switch``, learning phase, ``K.rnn``). This
+module is their public face, as tf-keras's ``backend`` is one namespace.
 """
 
 from __future__ import annotations
 
-from flowmesh.keras import backend_math, backend_nn
+from flowmesh.keras import (
+    backend_activations,
+    backend_control,
+    backend_conv,
+    backend_losses,
+    backend_math,
+    backend_random,
+)
 from flowmesh.keras.backend_state import (  # noqa: F401 - re-exported
     _LEARNING_PHASES,
     batch_get_value,
@@ -46,5 +57,12 @@ from flowmesh.keras.backend_state import (  # noqa: F401 - re-exported
 )
 
 # Assigned, not imported by name: several are named like builtins (``max``, ``sum``).
-globals().update({name: getattr(backend_math, name) for name in backend_math.__all__})
-globals().update({name: getattr(backend_nn, name) for name in backend_nn.__all__})
+for _module in (backend_math, backend_activations, backend_losses, backend_conv, backend_random,
+                backend_control):
+    globals().update({name: getattr(_module, name) for name in _module.__all__})
+del _module
+
+
+def backend() -> str:
+    """The backend's name: ``"tensorflow"`` (flowmesh speaks TensorFlow's API)."""
+    return "tensorflow"

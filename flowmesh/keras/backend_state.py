@@ -58,6 +58,18 @@ def image_data_format() -> str:
     return _IMAGE_DATA_FORMAT
 
 
+def data_format_or_default(data_format: str | None) -> str:
+    """``data_format``, or :func:`image_data_format` when it is None.
+
+    Raises:
+        ValueError: neither ``"channels_last"`` nor ``"channels_first"``.
+    """
+    fmt = data_format or image_data_format()
+    if fmt not in ("channels_last", "channels_first"):
+        raise ValueError(f"Unknown data_format: {data_format}. Expected one of 'channels_first', 'channels_last'.")
+    return fmt
+
+
 def unique_object_name(base: str, graph: Graph | None = None, zero_based: bool = True) -> str:
     """``base``, ``base_1``, ``base_2``... counted per graph (Keras layer and model names)."""
     graph = graph or get_default_graph()

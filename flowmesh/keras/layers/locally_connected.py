@@ -73,7 +73,7 @@ class _LocallyConnected(Layer):
         self.built = True
 
     def call(self, inputs: Any) -> Any:
-        from flowmesh.keras.backend_nn import local_conv
+        from flowmesh.keras.backend_conv import local_conv
 
         out = local_conv(inputs, self.kernel, list(self.kernel_size), list(self.strides), self.output_dims,
                          self.data_format)
