@@ -52,7 +52,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from flowmesh.core import dtypes
-from flowmesh.core.graph import Graph, Operation, Tensor, _ControlDependencies
+from flowmesh.core.graph import Graph, Operation, Tensor
+from flowmesh.core.graph_scopes import ControlDependencyScope
 from flowmesh.core.shapes import TensorShape, as_shape, unknown_shape
 
 
@@ -228,7 +229,7 @@ class FuncGraph(Graph):
         self.inputs = args + captured
 
     # --- control dependencies ----------------------------------------------------------
-    def control_dependencies(self, control_inputs: Sequence[Any] | None) -> _ControlDependencies:
+    def control_dependencies(self, control_inputs: Sequence[Any] | None) -> ControlDependencyScope:
         """Like ``Graph.control_dependencies``; outer ops become control captures."""
         if control_inputs is None:
             return super().control_dependencies(None)

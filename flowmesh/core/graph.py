@@ -4,9 +4,9 @@
 :class:`~flowmesh.core.graph_keys.GraphKeys` live in their own modules and are re-exported
 here.
 
-A :class:`Graph` owns operations in creation order (always a topological order) plus
-the builder state of TensorFlow 1.x: the name-scope stack, control-dependency scopes,
-device scopes, colocation scopes and collections. Ops are created through
+A :class:`Graph` owns operations in creation order (always a topological order), its
+collections, and the builder scopes of TensorFlow 1.x (name scopes, control dependencies,
+devices, colocation; in :mod:`flowmesh.core.graph_scopes`). Ops are created through
 :meth:`Graph.create_op`, which runs the op's shape rule from the registry.
 """
 
@@ -19,9 +19,10 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from flowmesh.core import device_scopes, registry
 from flowmesh.core import dtypes as _dtypes
+from flowmesh.core import registry
 from flowmesh.core.graph_keys import GraphKeys
+from flowmesh.core.graph_scopes import ControlDependencyScope, GraphScopes
 from flowmesh.core.operation import Operation
 from flowmesh.core.shapes import TensorShape
 from flowmesh.core.tensor import Tensor
@@ -33,7 +34,6 @@ __all__ = [
 ]
 
 _VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/>]*$")
-_VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\-/>]*$")
 _PACKAGE_DIR = __file__.rsplit("/core/", 1)[0]
 
 
@@ -41,7 +41,8 @@ CHECK_NUMERICS = [False]  # set by tf.debugging.enable_check_numerics / disable_
 # set by tf.debugging.experimental.enable_dump_debug_info: which op types to dump (None: none)
 DEBUG_DUMP_OPS: list[Any] = [None]
 
-class Graph:
+
+class Graph(GraphScopes):
     """A TensorFlow 1.x style dataflow graph.
 
     Example:
@@ -51,21 +52,15 @@ class Graph:
     """
 
     def __init__(self) -> None:
+        super().__init__()
         self._lock = threading.RLock()
         self._ops: list[Operation] = []
         self._nodes_by_name: dict[str, Operation] = {}
-        self._names_in_use: dict[str, int] = {}
-        self._name_stack = ""
-        self._control_dependencies_stack: list[_ControlDependencies] = []
-        self._device_stack: list[Any] = []
-        self._colocation_stack: list[Operation] = []
         self._collections: dict[str, list[Any]] = {}
         self._finalized = False
         self._version = 0
         self._seed: int | None = None
         self._last_id = 0
-        self._gradient_override_map: dict[str, str] = {}
-        self._attr_scope_map: dict[str, Any] = {}
         self._unfetchable: set[Any] = set()
         self._unfeedable: set[Tensor] = set()
         self._variable_store: Any = None  # set lazily by flowmesh.ops.variable_scope
@@ -182,148 +177,6 @@ class Graph:
             return self.as_graph_element(converter(), allow_tensor, allow_operation)
         raise TypeError(f"Can not convert a {type(obj).__name__} into a Tensor or Operation.")
 
-    # --- naming ------------------------------------------------------------------------
-    def get_name_scope(self) -> str:
-        return self._name_stack
-
-    def unique_name(self, name: str, mark_as_used: bool = True) -> str:
-        """Returns ``name`` prefixed by the scope and made unique (``x``, ``x_1``...)."""
-        if self._name_stack:
-            name = f"{self._name_stack}/{name}"
-        key = name.lower()
-        i = self._names_in_use.get(key, 0)
-        if mark_as_used:
-            self._names_in_use[key] = i + 1
-        if i > 0:
-            base_key = key
-            while key in self._names_in_use:
-                key = f"{base_key}_{i}"
-                i += 1
-            if mark_as_used:
-                self._names_in_use[key] = 1
-            name = f"{name}_{i - 1}"
-        return name
-
-    @contextlib.contextmanager
-    def name_scope(self, name: str | None) -> Iterator[str]:
-        """Pushes a name scope; yields the scope string ending in ``/`` (or "")."""
-        old = self._name_stack
-        if not name:
-            new = ""
-        elif name.endswith("/"):
-            if not _VALID_SCOPE_NAME.match(name):
-                raise ValueError(f"'{name}' is not a valid scope name")
-            new = name[:-1]
-        else:
-            if not _VALID_SCOPE_NAME.match(name):
-                raise ValueError(f"'{name}' is not a valid scope name")
-            new = self.unique_name(name)
-        self._name_stack = new
-        try:
-            yield f"{new}/" if new else ""
-        finally:
-            self._name_stack = old
-
-    # --- control dependencies ------------------------------------------------------------
-    def control_dependencies(self, control_inputs: Sequence[Any] | None) -> _ControlDependencies:
-        """Ops created in this scope run after ``control_inputs``; ``None`` clears the scope."""
-        if control_inputs is None:
-            return _ControlDependencies(self, None)
-        ops: list[Operation] = []
-        for c in control_inputs:
-            if hasattr(c, "_as_graph_element") and not isinstance(c, (Tensor, Operation)):
-                c = c._as_graph_element()
-            if isinstance(c, Tensor):
-                c = c.op
-            if not isinstance(c, Operation):
-                raise TypeError(f"Control input must be an Operation or Tensor, got {c!r}")
-            ops.append(self._resolve_control_input(c))
-        return _ControlDependencies(self, ops)
-
-    def _resolve_control_input(self, op: Operation) -> Operation:
-        if op.graph is not self:
-            raise ValueError(f"Control input {op.name} is not an element of this graph.")
-        return op
-
-    def _control_inputs_for(self, inputs: Sequence[Tensor]) -> list[Operation]:
-        """TensorFlow's rule: a scope adds its control inputs unless one of the new op's
-        inputs was itself created inside that scope (and so already depends on them)."""
-        input_ops = [t.op for t in inputs]
-        ops: list[Operation] = []
-        for controller in self._control_dependencies_stack:
-            if any(op in controller.created for op in input_ops):
-                continue
-            for op in controller.ops:
-                if op not in ops:
-                    ops.append(op)
-        return ops
-
-    # --- devices and colocation ----------------------------------------------------------
-    @contextlib.contextmanager
-    def device(self, device_name_or_function: Any) -> Iterator[None]:
-        """Requests a device for ops created in this scope (see ``tf.device``).
-
-        Args:
-            device_name_or_function: a device string (``'/gpu:0'``), a ``DeviceSpec``, a
-                function ``op -> device``, or ``None`` (ignore enclosing scopes).
-
-        Raises:
-            InvalidArgumentError: for a malformed device string (raised on entry).
-            TypeError: for any other kind of argument.
-
-        The rules for nested scopes are TensorFlow's; see :mod:`flowmesh.core.device_scopes`.
-        """
-        self._device_stack.append(device_scopes.normalize_scope_entry(device_name_or_function))
-        try:
-            yield
-        finally:
-            self._device_stack.pop()
-
-    def _apply_device_scopes(self, op: Operation) -> None:
-        """Sets ``op``'s requested device from the device scopes (innermost first)."""
-        device_scopes.device_from_scopes(self._device_stack, op)
-
-    @contextlib.contextmanager
-    def colocate_with(self, op: Any, ignore_existing: bool = False) -> Iterator[None]:
-        """Places ops created in this scope on the same device as ``op``.
-
-        Enclosing device scopes are ignored inside (as in TensorFlow); ``op=None`` clears
-        the colocation stack (TensorFlow additionally requires ``ignore_existing=True``).
-
-        Raises:
-            TypeError: ``op`` is not an Operation, Tensor or Variable.
-        """
-        target = None if op is None else device_scopes.colocation_target(op)
-        saved_stack = self._colocation_stack
-        saved_devices = self._device_stack
-        if ignore_existing or target is None:
-            self._colocation_stack = []
-        if target is not None:
-            self._colocation_stack = self._colocation_stack + [target]
-        self._device_stack = []  # colocation overrides enclosing device scopes
-        try:
-            yield
-        finally:
-            self._colocation_stack = saved_stack
-            self._device_stack = saved_devices
-
-    @contextlib.contextmanager
-    def _colocate_with_group(self, group_name: str) -> Iterator[None]:
-        """Colocates new ops with the op *named* ``group_name``, which may not exist yet.
-
-        TensorFlow uses this for a variable's callable initializer, created before the
-        variable op itself: the initial value is then computed where the variable lives
-        (e.g. on its parameter server), and enclosing device scopes are ignored.
-        """
-        marker = _ColocationGroup(group_name)
-        saved_stack, saved_devices = self._colocation_stack, self._device_stack
-        self._colocation_stack = [marker]  # type: ignore[list-item]
-        self._device_stack = []
-        try:
-            yield
-        finally:
-            self._colocation_stack, self._device_stack = saved_stack, saved_devices
-
     # --- collections ---------------------------------------------------------------------
     def add_to_collection(self, name: str, value: Any) -> None:
         self._collections.setdefault(name, []).append(value)
@@ -348,29 +201,6 @@ class Graph:
 
     def clear_collection(self, name: str) -> None:
         self._collections.pop(name, None)
-
-    # --- resource containers -----------------------------------------------------------
-    @contextlib.contextmanager
-    def container(self, container_name: str) -> Iterator[str]:
-        """Variables created in this context live in the resource container
-        ``container_name`` (which ``Session.reset(target, containers)`` can clear)."""
-        saved = getattr(self, "_container", "")
-        self._container = container_name
-        try:
-            yield container_name
-        finally:
-            self._container = saved
-
-    # --- gradients -------------------------------------------------------------------
-    @contextlib.contextmanager
-    def gradient_override_map(self, op_type_map: dict[str, str]) -> Iterator[None]:
-        """Uses the gradient registered under another name for ops of the given types."""
-        saved = dict(self._gradient_override_map)
-        self._gradient_override_map.update(op_type_map)
-        try:
-            yield
-        finally:
-            self._gradient_override_map = saved
 
     # --- feed / fetch restrictions -----------------------------------------------------
     def prevent_feeding(self, tensor: Tensor) -> None:
@@ -456,33 +286,6 @@ class Graph:
             self._apply_attr_scope(op)
         return op
 
-    @contextlib.contextmanager
-    def _attr_scope(self, attr_map: dict[str, Any]) -> Iterator[None]:
-        """Ops created inside get the attributes of ``attr_map`` they do not set themselves
-        (TensorFlow's ``Graph._attr_scope``, used by ``tf.xla.experimental.jit_scope``). A
-        value may be a callable of the op's ``NodeDef`` returning the value, or None for none."""
-        if not isinstance(attr_map, dict):
-            raise TypeError(f"_attr_scope takes a dict of attribute name -> value, got {type(attr_map).__name__}")
-        saved = self._attr_scope_map
-        self._attr_scope_map = {**saved, **attr_map}
-        try:
-            yield
-        finally:
-            self._attr_scope_map = saved
-
-    def _apply_attr_scope(self, op: Operation) -> None:
-        for key, value in self._attr_scope_map.items():
-            if key in op._attrs:
-                continue
-            if callable(value):
-                value = value(op.node_def)
-            if value is not None:
-                op._attrs[key] = value
-
-    def _place_new_op(self, op: Operation) -> None:
-        self._apply_device_scopes(op)
-        device_scopes.apply_colocation(self._colocation_stack, op)
-
     def _add_existing_op(self, op: Operation) -> None:
         """Registers an op built outside ``create_op`` (deserialization)."""
         self._last_id = max(self._last_id, op._id)
@@ -499,17 +302,6 @@ class Graph:
         return f"<flowmesh.Graph with {len(self._ops)} ops at {id(self):#x}>"
 
 
-class _ColocationGroup:
-    """A colocation target known only by name (see ``Graph._colocate_with_group``)."""
-
-    __slots__ = ("_name", "_colocation", "_device")
-
-    def __init__(self, name: str):
-        self._name = name
-        self._colocation = (name,)
-        self._device = ""
-
-
 def _user_frame() -> tuple[str, int] | None:
     frame = sys._getframe(2)
     while frame is not None:
@@ -518,30 +310,6 @@ def _user_frame() -> tuple[str, int] | None:
             return (filename, frame.f_lineno)
         frame = frame.f_back  # type: ignore[assignment]
     return None
-
-
-class _ControlDependencies:
-    """Context manager returned by :meth:`Graph.control_dependencies`."""
-
-    def __init__(self, graph: Graph, ops: list[Operation] | None):
-        self.graph = graph
-        self.ops = ops or []
-        self.created: set[Operation] = set()
-        self._clear = ops is None
-        self._saved: list[_ControlDependencies] | None = None
-
-    def __enter__(self) -> None:
-        if self._clear:
-            self._saved = self.graph._control_dependencies_stack
-            self.graph._control_dependencies_stack = []
-        else:
-            self.graph._control_dependencies_stack.append(self)
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._clear:
-            self.graph._control_dependencies_stack = self._saved or []
-        else:
-            self.graph._control_dependencies_stack.remove(self)
 
 
 # --- the default graph -------------------------------------------------------------------
@@ -622,7 +390,7 @@ def name_scope(name: str | None, default_name: str | None = None, values: Sequen
     return graph.name_scope(scope)
 
 
-def control_dependencies(control_inputs: Sequence[Any] | None) -> _ControlDependencies:
+def control_dependencies(control_inputs: Sequence[Any] | None) -> ControlDependencyScope:
     """``tf.control_dependencies``: ops created inside run after ``control_inputs``."""
     return get_default_graph().control_dependencies(control_inputs)
 
