@@ -49,11 +49,11 @@ def _nan_where(condition: Tensor, value: Tensor, allow_nan: bool, message: str) 
     return where(condition, array_ops.fill(array_ops.shape(value), np.nan) * array_ops.ones_like(value), value)
 
 
-class Normal(Distribution):
-    """``N(loc, scale)``."""
+class _LocationScale(Distribution):
+    """A distribution of a location ``loc`` and a scale ``scale`` (``Normal``, ``Laplace``):
+    their parameters, batch shape, mean and mode (``loc``)."""
 
-    def __init__(self, loc: Any, scale: Any, validate_args: bool = False, allow_nan_stats: bool = True,
-                 name: str = "Normal"):
+    def __init__(self, loc: Any, scale: Any, validate_args: bool, allow_nan_stats: bool, name: str):
         parameters = dict(locals())
         with name_scope(name) as scope:
             p = _params(scope, {"loc": loc, "scale": scale})
@@ -66,6 +66,19 @@ class Normal(Distribution):
 
     def _batch_shape_like(self) -> Tensor:
         return self._loc * self._scale
+
+    def _mean(self) -> Tensor:
+        return self._loc * array_ops.ones_like(self._scale)
+
+    _mode = _mean
+
+
+class Normal(_LocationScale):
+    """``N(loc, scale)``."""
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool = False, allow_nan_stats: bool = True,
+                 name: str = "Normal"):
+        super().__init__(loc, scale, validate_args, allow_nan_stats, name)
 
     def _sample_n(self, n: Tensor, seed: Any = None) -> Tensor:
         batch = self._batch_shape_like()
@@ -86,11 +99,6 @@ class Normal(Distribution):
 
     def _entropy(self) -> Tensor:
         return (0.5 * math.log(2.0 * math.pi * math.e) + fmath.log(self._scale)) * array_ops.ones_like(self._loc)
-
-    def _mean(self) -> Tensor:
-        return self._loc * array_ops.ones_like(self._scale)
-
-    _mode = _mean
 
     def _stddev(self) -> Tensor:
         return self._scale * array_ops.ones_like(self._loc)
@@ -155,23 +163,12 @@ class Uniform(Distribution):
         return (self._high - self._low) / math.sqrt(12.0)
 
 
-class Laplace(Distribution):
+class Laplace(_LocationScale):
     """``Laplace(loc, scale)``: density ``exp(-|x - loc| / scale) / (2 scale)``."""
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool = False, allow_nan_stats: bool = True,
                  name: str = "Laplace"):
-        parameters = dict(locals())
-        with name_scope(name) as scope:
-            p = _params(scope, {"loc": loc, "scale": scale})
-            self._loc, self._scale = p["loc"], p["scale"]
-        super().__init__(self._loc.dtype, FULLY_REPARAMETERIZED, validate_args, allow_nan_stats, parameters,
-                         [self._loc, self._scale], name)
-
-    loc = property(lambda self: self._loc)
-    scale = property(lambda self: self._scale)
-
-    def _batch_shape_like(self) -> Tensor:
-        return self._loc * self._scale
+        super().__init__(loc, scale, validate_args, allow_nan_stats, name)
 
     def _sample_n(self, n: Tensor, seed: Any = None) -> Tensor:
         batch = self._batch_shape_like()
@@ -189,11 +186,6 @@ class Laplace(Distribution):
 
     def _entropy(self) -> Tensor:
         return (math.log(2.0) + 1.0 + fmath.log(self._scale)) * array_ops.ones_like(self._loc)
-
-    def _mean(self) -> Tensor:
-        return self._loc * array_ops.ones_like(self._scale)
-
-    _mode = _mean
 
     def _stddev(self) -> Tensor:
         return math.sqrt(2.0) * self._scale * array_ops.ones_like(self._loc)
