@@ -5,6 +5,7 @@ as tf-keras defines them in graph mode, built from flowmesh ops; re-exported by
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,30 @@ def _floatx() -> str:
 def _float_if_bool(x: Any) -> Any:
     x = convert_to_tensor(x)
     return cast_ops.cast(x, _floatx()) if x.dtype == dtypes.bool else x
+
+
+def _unary(name: str) -> Callable[[Any], Any]:
+    """``K.<name>(x)``: ``math_ops.<name>`` element-wise."""
+    op = getattr(math_ops, name)
+
+    def fn(x: Any) -> Any:
+        return op(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Element-wise ``{name}`` of ``x``."
+    return fn
+
+
+def _binary(name: str) -> Callable[[Any, Any], Any]:
+    """``K.<name>(x, y)``: ``math_ops.<name>`` element-wise, with broadcasting."""
+    op = getattr(math_ops, name)
+
+    def fn(x: Any, y: Any) -> Any:
+        return op(x, y)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Element-wise ``{name}`` of ``x`` and ``y`` (broadcasting)."
+    return fn
 
 
 # --- shapes and types ---------------------------------------------------------------------
@@ -137,34 +162,28 @@ def cumprod(x: Any, axis: int = 0) -> Any:
 
 
 # --- element-wise -------------------------------------------------------------------------
-def abs(x: Any) -> Any:  # noqa: A001
-    return math_ops.abs(x)
-
-
-def square(x: Any) -> Any:
-    return math_ops.square(x)
+abs = _unary("abs")  # noqa: A001 - Keras's name
+square = _unary("square")
+exp = _unary("exp")
+log = _unary("log")
+round = _unary("round")  # noqa: A001 - Keras's name
+sign = _unary("sign")
+sin = _unary("sin")
+cos = _unary("cos")
+equal = _binary("equal")
+not_equal = _binary("not_equal")
+greater = _binary("greater")
+greater_equal = _binary("greater_equal")
+less = _binary("less")
+less_equal = _binary("less_equal")
+maximum = _binary("maximum")
+minimum = _binary("minimum")
 
 
 def sqrt(x: Any) -> Any:
     """``sqrt(max(x, 0))`` (negative inputs give 0, as tf-keras)."""
     x = convert_to_tensor(x)
     return math_ops.sqrt(clip_ops.clip_by_value(x, 0.0, np.inf))
-
-
-def exp(x: Any) -> Any:
-    return math_ops.exp(x)
-
-
-def log(x: Any) -> Any:
-    return math_ops.log(x)
-
-
-def round(x: Any) -> Any:  # noqa: A001
-    return math_ops.round(x)
-
-
-def sign(x: Any) -> Any:
-    return math_ops.sign(x)
 
 
 def pow(x: Any, a: Any) -> Any:  # noqa: A001
@@ -179,46 +198,6 @@ def clip(x: Any, min_value: Any, max_value: Any) -> Any:
     min_value = -np.inf if min_value is None else min_value
     max_value = np.inf if max_value is None else max_value
     return clip_ops.clip_by_value(x, min_value, max_value)
-
-
-def sin(x: Any) -> Any:
-    return math_ops.sin(x)
-
-
-def cos(x: Any) -> Any:
-    return math_ops.cos(x)
-
-
-def equal(x: Any, y: Any) -> Any:
-    return math_ops.equal(x, y)
-
-
-def not_equal(x: Any, y: Any) -> Any:
-    return math_ops.not_equal(x, y)
-
-
-def greater(x: Any, y: Any) -> Any:
-    return math_ops.greater(x, y)
-
-
-def greater_equal(x: Any, y: Any) -> Any:
-    return math_ops.greater_equal(x, y)
-
-
-def less(x: Any, y: Any) -> Any:
-    return math_ops.less(x, y)
-
-
-def less_equal(x: Any, y: Any) -> Any:
-    return math_ops.less_equal(x, y)
-
-
-def maximum(x: Any, y: Any) -> Any:
-    return math_ops.maximum(x, y)
-
-
-def minimum(x: Any, y: Any) -> Any:
-    return math_ops.minimum(x, y)
 
 
 # --- products -----------------------------------------------------------------------------
