@@ -9,6 +9,7 @@ from flowmesh.core.shapes import TensorShape
 from flowmesh.keras import activations, backend, constraints, initializers, regularizers
 from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_spec import InputSpec
+from flowmesh.keras.layers.kernel_bias_options import set_kernel_bias_options
 from flowmesh.ops import array_ops, manip_ops, nn_conv_ops, nn_ops
 
 
@@ -72,14 +73,9 @@ class Conv(Layer):
         if self.filters % self.groups:
             raise ValueError(f"The number of filters must be evenly divisible by the number of groups. "
                              f"Received: groups={self.groups}, filters={self.filters}")
-        self.activation = activations.get(activation)
         self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        set_kernel_bias_options(self, activation, kernel_initializer, bias_initializer, kernel_regularizer,
+                                bias_regularizer, kernel_constraint, bias_constraint)
         self.input_spec = InputSpec(ndim=self.rank + 2)
 
     @property

@@ -10,6 +10,7 @@ from flowmesh.core.shapes import TensorShape
 from flowmesh.keras import activations, backend, constraints, initializers, regularizers
 from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_spec import InputSpec
+from flowmesh.keras.layers.kernel_bias_options import set_kernel_bias_options
 from flowmesh.ops import array_ops, linalg_ops, nn_impl, nn_ops
 
 
@@ -27,14 +28,9 @@ class Dense(Layer):
         if self.units <= 0:
             raise ValueError(f"Received an invalid value for `units`, expected a positive integer, "
                              f"got {units} (layer {self.name}).")
-        self.activation = activations.get(activation)
         self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        set_kernel_bias_options(self, activation, kernel_initializer, bias_initializer, kernel_regularizer,
+                                bias_regularizer, kernel_constraint, bias_constraint)
         self.input_spec = InputSpec(min_ndim=2)
         self.supports_masking = True
 

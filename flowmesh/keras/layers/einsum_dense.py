@@ -10,6 +10,7 @@ from typing import Any
 from flowmesh.core.shapes import TensorShape
 from flowmesh.keras import activations, constraints, initializers, regularizers
 from flowmesh.keras.engine.base_layer import Layer
+from flowmesh.keras.layers.kernel_bias_options import set_kernel_bias_options
 from flowmesh.ops.einsum_ops import einsum
 
 
@@ -30,13 +31,8 @@ class EinsumDense(Layer):
         self.equation = equation
         self.partial_output_shape = [output_shape] if isinstance(output_shape, int) else list(output_shape)
         self.bias_axes = bias_axes
-        self.activation = activations.get(activation)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        set_kernel_bias_options(self, activation, kernel_initializer, bias_initializer, kernel_regularizer,
+                                bias_regularizer, kernel_constraint, bias_constraint)
 
     def build(self, input_shape: Any) -> None:
         kernel_shape, bias_shape, self.full_output_shape = analyze_einsum_string(

@@ -11,6 +11,7 @@ from flowmesh.keras import activations, backend, constraints, initializers, regu
 from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_spec import InputSpec
 from flowmesh.keras.layers.convolutional import normalize_data_format, normalize_padding, normalize_tuple
+from flowmesh.keras.layers.kernel_bias_options import set_kernel_bias_options
 
 
 class _LocallyConnected(Layer):
@@ -33,14 +34,9 @@ class _LocallyConnected(Layer):
                                       f"padding='valid' (got implementation={implementation}, padding="
                                       f"{padding!r})")
         self.implementation = implementation
-        self.activation = activations.get(activation)
         self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        set_kernel_bias_options(self, activation, kernel_initializer, bias_initializer, kernel_regularizer,
+                                bias_regularizer, kernel_constraint, bias_constraint)
         self.input_spec = InputSpec(ndim=self.rank + 2)
 
     def build(self, input_shape: Any) -> None:
