@@ -39,6 +39,22 @@ def normalize_data_format(value: str | None) -> str:
     return fmt
 
 
+def set_window_options(layer: Any, filters: int, kernel_size: Any, strides: Any, padding: str,
+                       data_format: str | None) -> None:
+    """Checks a convolution-like layer's window arguments and sets them on ``layer``:
+    ``filters``, ``kernel_size`` and ``strides`` (tuples of ``layer.rank`` ints), ``padding``
+    and ``data_format`` (lower case).
+
+    Raises:
+        ValueError: a size or stride of the wrong length, an unknown padding or data format.
+    """
+    layer.filters = int(filters)
+    layer.kernel_size = normalize_tuple(kernel_size, layer.rank, "kernel_size")
+    layer.strides = normalize_tuple(strides, layer.rank, "strides")
+    layer.padding = normalize_padding(padding)
+    layer.data_format = normalize_data_format(data_format)
+
+
 def deconv_output_length(size: int | None, k: int, padding: str, stride: int, dilation: int = 1,
                          output_padding: int | None = None) -> int | None:
     """The spatial size a transposed convolution produces (Keras's ``deconv_output_length``)."""
@@ -63,11 +79,7 @@ class Conv(Layer):
                  bias_regularizer: Any = None, activity_regularizer: Any = None,
                  kernel_constraint: Any = None, bias_constraint: Any = None, **kwargs: Any):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        self.filters = int(filters)
-        self.kernel_size = normalize_tuple(kernel_size, self.rank, "kernel_size")
-        self.strides = normalize_tuple(strides, self.rank, "strides")
-        self.padding = normalize_padding(padding)
-        self.data_format = normalize_data_format(data_format)
+        set_window_options(self, filters, kernel_size, strides, padding, data_format)
         self.dilation_rate = normalize_tuple(dilation_rate, self.rank, "dilation_rate")
         self.groups = int(groups or 1)
         if self.filters % self.groups:

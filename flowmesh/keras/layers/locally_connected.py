@@ -10,7 +10,7 @@ from flowmesh.core.shapes import TensorShape
 from flowmesh.keras import activations, backend, constraints, initializers, regularizers
 from flowmesh.keras.engine.base_layer import Layer
 from flowmesh.keras.engine.input_spec import InputSpec
-from flowmesh.keras.layers.convolutional import normalize_data_format, normalize_padding, normalize_tuple
+from flowmesh.keras.layers.convolutional import set_window_options
 from flowmesh.keras.layers.kernel_bias_options import set_kernel_bias_options
 
 
@@ -24,11 +24,7 @@ class _LocallyConnected(Layer):
                  kernel_constraint: Any = None, bias_constraint: Any = None, implementation: int = 1,
                  **kwargs: Any):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        self.filters = int(filters)
-        self.kernel_size = normalize_tuple(kernel_size, self.rank, "kernel_size")
-        self.strides = normalize_tuple(strides, self.rank, "strides")
-        self.padding = normalize_padding(padding)
-        self.data_format = normalize_data_format(data_format)
+        set_window_options(self, filters, kernel_size, strides, padding, data_format)
         if implementation != 1 or self.padding != "valid":
             raise NotImplementedError(f"{type(self).__name__}: flowmesh implements implementation=1 with "
                                       f"padding='valid' (got implementation={implementation}, padding="
