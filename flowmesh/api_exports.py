@@ -242,9 +242,7 @@ EXPORTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("unsupported:NATIVE_LIBRARIES", "load_file_system_library load_library load_op_library"),
         ("unsupported:EAGER", "wrap_function function"),
     ),
-    "app": (
-        ("flowmesh", "flags"),
-    ),
+    "app": (),  # flowmesh.app defines its names
     "audio": (
         ("flowmesh.ops.audio_ops", "decode_wav encode_wav"),
     ),
@@ -340,9 +338,8 @@ EXPORTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("flowmesh.distribute.cross_device_ops",
          "CrossDeviceOps HierarchicalCopyAllReduce NcclAllReduce ReductionToOneDevice"),
         ("flowmesh.distribute.distribute_lib",
-         "ReplicaContext Strategy StrategyExtended aggregate_gradients experimental_set_strategy"
-         " get_cross_replica_context get_loss_reduction get_replica_context get_strategy has_strategy"
-         " in_cross_replica_context"),
+         "ReplicaContext Strategy StrategyExtended experimental_set_strategy get_cross_replica_context"
+         " get_loss_reduction get_replica_context get_strategy has_strategy in_cross_replica_context"),
         ("flowmesh.distribute.input_context", "InputContext"),
         ("flowmesh.distribute.mirrored_strategy", "MirroredStrategy"),
         ("flowmesh.distribute.one_device_strategy", "OneDeviceStrategy"),
@@ -351,7 +348,6 @@ EXPORTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("flowmesh.distribute.reduce_op", "ReduceOp"),
         ("flowmesh.distribute.values", "MirroredVariable PerReplica"),
         ("flowmesh.distributed.server", "Server"),
-        ("flowmesh.train.optimizer", "register_gradient_aggregator"),
     ),
     "distribute.cluster_resolver": (
         ("flowmesh.distribute.cluster_resolver.base",
@@ -360,7 +356,7 @@ EXPORTS: dict[str, tuple[tuple[str, str], ...]] = {
          "KubernetesExecutableLocation=ExecutableLocation KubernetesClusterResolver"),
         ("flowmesh.distribute.cluster_resolver.slurm", "SlurmClusterResolver"),
         # the stand-in helper and its reason, public here since before the table (not TF's)
-        ("flowmesh.unsupported", "TPU unsupported"),
+        ("flowmesh.unsupported", "TPU"),
         ("unsupported:TPU", "TPUClusterResolver"),
     ),
     "distribute.experimental": (
@@ -455,14 +451,9 @@ EXPORTS: dict[str, tuple[tuple[str, str], ...]] = {
          "FLAGS DEFINE_bool DEFINE_boolean DEFINE_float DEFINE_integer DEFINE_string"),
     ),
     "flags.tf_decorator": (),  # flowmesh.flags.tf_decorator defines its names
-    "gfile": (
-        ("flowmesh.errors", "AlreadyExistsError FailedPreconditionError NotFoundError"),
-        ("flowmesh.formats", "fs=filesystem"),
-    ),
+    "gfile": (),  # flowmesh.gfile defines its names
     "graph_util": (
-        ("flowmesh.core.graph_def", "as_graph_def_message make_tensor_proto"),
         ("flowmesh.core.importer", "import_graph_def"),
-        ("flowmesh.protos.graph", "GraphDef NodeDef"),
     ),
     "image": (
         ("flowmesh.image.adjust", "adjust_brightness adjust_contrast per_image_standardization"),
@@ -524,6 +515,171 @@ EXPORTS: dict[str, tuple[tuple[str, str], ...]] = {
     "io.gfile": (
         ("flowmesh.gfile", "GFile"),
     ),
+    "keras": (
+        ("flowmesh.keras",
+         "activations applications backend callbacks constraints datasets initializers layers losses"
+         " metrics models optimizers preprocessing regularizers utils"),
+        ("flowmesh.keras.engine.input_layer", "Input"),
+        ("flowmesh.keras.engine.sequential", "Sequential"),
+        ("flowmesh.keras.engine.training", "Model"),
+        ("flowmesh.estimator", "estimator=keras_estimator"),
+    ),
+    "keras.activations": (),  # flowmesh.keras.activations defines its names
+    "keras.applications": (
+        ("flowmesh.keras.applications",
+         "densenet efficientnet imagenet_utils inception_v3 mobilenet mobilenet_v2 regnet resnet resnet50"
+         " resnet_v2 vgg16 vgg19 xception"),
+        ("flowmesh.keras.applications.densenet", "DenseNet121 DenseNet169 DenseNet201"),
+        ("flowmesh.keras.applications.efficientnet",
+         "EfficientNetB0 EfficientNetB1 EfficientNetB2 EfficientNetB3 EfficientNetB4 EfficientNetB5"
+         " EfficientNetB6 EfficientNetB7"),
+        ("flowmesh.keras.applications.inception_v3", "InceptionV3"),
+        ("flowmesh.keras.applications.mobilenet", "MobileNet MobileNetV2"),
+        ("flowmesh.keras.applications.regnet",
+         "RegNetX002 RegNetX004 RegNetX006 RegNetX008 RegNetX016 RegNetX032 RegNetX040 RegNetX064"
+         " RegNetX080 RegNetX120 RegNetX160 RegNetX320 RegNetY002 RegNetY004 RegNetY006 RegNetY008"
+         " RegNetY016 RegNetY032 RegNetY040 RegNetY064 RegNetY080 RegNetY120 RegNetY160 RegNetY320"),
+        ("flowmesh.keras.applications.resnet",
+         "ResNet50 ResNet50V2 ResNet101 ResNet101V2 ResNet152 ResNet152V2"),
+        ("flowmesh.keras.applications.vgg", "VGG16 VGG19"),
+        ("flowmesh.keras.applications.xception", "Xception"),
+    ),
+    "keras.backend": (
+        ("flowmesh.keras", "backend_math backend_nn"),
+        ("flowmesh.keras.backend_state",
+         "batch_get_value batch_set_value clear_session constant epsilon eval floatx function get_session"
+         " get_uid get_value image_data_format int_shape learning_phase manual_variable_initialization"
+         " name_scope placeholder require_devices reset_uids set_epsilon set_floatx set_image_data_format"
+         " set_learning_phase set_session set_value smart_cond training_value unique_object_name variable"),
+        ("flowmesh.keras.backend_math",
+         "abs all any arange argmax argmin batch_dot batch_flatten cast cast_to_floatx clip concatenate"
+         " cos count_params cumprod cumsum dot dtype equal exp expand_dims eye flatten gather gradients"
+         " greater greater_equal is_keras_tensor is_sparse less less_equal log max maximum mean min"
+         " minimum moving_average_update ndim not_equal one_hot ones ones_like permute_dimensions pow"
+         " print_tensor prod repeat repeat_elements reshape reverse round shape sign sin sqrt square"
+         " squeeze stack std stop_gradient sum tile to_dense transpose update update_add update_sub var"
+         " zeros zeros_like"),
+        ("flowmesh.keras.backend_nn",
+         "backend batch_normalization bias_add binary_crossentropy binary_focal_crossentropy"
+         " categorical_crossentropy categorical_focal_crossentropy conv1d conv2d conv2d_transpose conv3d"
+         " ctc_batch_cost ctc_decode ctc_label_dense_to_sparse depthwise_conv2d dropout elu foldl foldr"
+         " hard_sigmoid in_test_phase in_top_k in_train_phase l2_normalize learning_phase_scope"
+         " local_conv1d local_conv2d map_fn normalize_batch_in_training pool2d pool3d random_bernoulli"
+         " random_binomial random_normal random_normal_variable random_uniform random_uniform_variable"
+         " relu resize_images rnn resize_volumes separable_conv2d sigmoid softmax softplus softsign"
+         " sparse_categorical_crossentropy spatial_2d_padding spatial_3d_padding switch tanh"
+         " temporal_padding truncated_normal"),
+    ),
+    "keras.callbacks": (
+        ("flowmesh.keras.callbacks.backup_and_restore", "BackupAndRestore"),
+        ("flowmesh.keras.callbacks.base", "Callback CallbackList"),
+        ("flowmesh.keras.callbacks.early_stopping", "EarlyStopping"),
+        ("flowmesh.keras.callbacks.history", "History ProgbarLogger"),
+        ("flowmesh.keras.callbacks.learning_rate", "LearningRateScheduler ReduceLROnPlateau"),
+        ("flowmesh.keras.callbacks.loggers",
+         "BaseLogger CSVLogger LambdaCallback RemoteMonitor TensorBoard TerminateOnNaN"),
+        ("flowmesh.keras.callbacks.model_checkpoint", "ModelCheckpoint"),
+    ),
+    "keras.constraints": (),  # flowmesh.keras.constraints defines its names
+    "keras.datasets.boston_housing": (),  # flowmesh.keras.datasets.boston_housing defines its names
+    "keras.datasets.cifar10": (),  # flowmesh.keras.datasets.cifar10 defines its names
+    "keras.datasets.cifar100": (),  # flowmesh.keras.datasets.cifar100 defines its names
+    "keras.datasets.fashion_mnist": (),  # flowmesh.keras.datasets.fashion_mnist defines its names
+    "keras.datasets.imdb": (),  # flowmesh.keras.datasets.imdb defines its names
+    "keras.datasets.mnist": (),  # flowmesh.keras.datasets.mnist defines its names
+    "keras.datasets.reuters": (),  # flowmesh.keras.datasets.reuters defines its names
+    "keras.estimator": (),  # flowmesh.estimator.keras_estimator defines its names
+    "keras.initializers": (
+        ("flowmesh.ops.init_ops",
+         "Constant GlorotNormal GlorotUniform Initializer Ones Orthogonal VarianceScaling Zeros he_normal"
+         " he_uniform lecun_normal lecun_uniform"),
+    ),
+    "keras.layers": (
+        ("flowmesh.keras.engine.base_layer", "Layer"),
+        ("flowmesh.keras.engine.input_layer", "Input InputLayer"),
+        ("flowmesh.keras.engine.input_spec", "InputSpec"),
+        ("flowmesh.keras.layers.activation", "ELU LeakyReLU PReLU ReLU Softmax ThresholdedReLU"),
+        ("flowmesh.keras.layers.attention", "AdditiveAttention Attention"),
+        ("flowmesh.keras.layers.convolutional", "Conv1D Conv2D Conv2DTranspose Conv3D"),
+        ("flowmesh.keras.layers.convolutional_transpose", "Conv1DTranspose Conv3DTranspose"),
+        ("flowmesh.keras.layers.core", "Activation Dense Dropout Flatten Identity Lambda Reshape"),
+        ("flowmesh.keras.layers.depthwise",
+         "DepthwiseConv1D DepthwiseConv2D SeparableConv1D SeparableConv2D"),
+        ("flowmesh.keras.layers.einsum_dense", "EinsumDense"),
+        ("flowmesh.keras.layers.embedding", "Embedding"),
+        ("flowmesh.keras.layers.locally_connected", "LocallyConnected1D LocallyConnected2D"),
+        ("flowmesh.keras.layers.masking", "Masking"),
+        ("flowmesh.keras.layers.merge",
+         "Add Average Concatenate Dot Maximum Minimum Multiply Subtract add average concatenate dot"
+         " maximum minimum multiply subtract"),
+        ("flowmesh.keras.layers.multi_head_attention", "MultiHeadAttention"),
+        ("flowmesh.keras.layers.noise",
+         "ActivityRegularization AlphaDropout GaussianDropout GaussianNoise SpatialDropout1D"
+         " SpatialDropout2D SpatialDropout3D"),
+        ("flowmesh.keras.layers.normalization",
+         "BatchNormalization GroupNormalization LayerNormalization UnitNormalization"),
+        ("flowmesh.keras.layers.padding",
+         "Cropping1D Cropping2D Cropping3D ZeroPadding1D ZeroPadding2D ZeroPadding3D"),
+        ("flowmesh.keras.layers.pooling",
+         "AveragePooling1D AveragePooling2D AveragePooling3D GlobalAveragePooling1D"
+         " GlobalAveragePooling2D GlobalAveragePooling3D GlobalMaxPooling1D GlobalMaxPooling2D"
+         " GlobalMaxPooling3D MaxPooling1D MaxPooling2D MaxPooling3D"),
+        ("flowmesh.keras.layers.preprocessing",
+         "CategoryEncoding CenterCrop Discretization Hashing Normalization Rescaling Resizing"),
+        ("flowmesh.keras.layers.random_image",
+         "RandomBrightness RandomContrast RandomCrop RandomFlip RandomHeight RandomWidth"),
+        ("flowmesh.keras.layers.random_warp", "RandomRotation RandomTranslation RandomZoom"),
+        ("flowmesh.keras.layers.recurrent", "GRU LSTM RNN Bidirectional SimpleRNN"),
+        ("flowmesh.keras.layers.recurrent_cells", "GRUCell LSTMCell SimpleRNNCell"),
+        ("flowmesh.keras.layers.recurrent_stacked", "AbstractRNNCell StackedRNNCells"),
+        ("flowmesh.keras.layers.reshaping",
+         "Permute RepeatVector TimeDistributed UpSampling1D UpSampling2D UpSampling3D Wrapper"),
+    ),
+    "keras.losses": (),  # flowmesh.keras.losses defines its names
+    "keras.metrics": (
+        ("flowmesh.keras.metrics_base", "Mean MeanMetricWrapper MeanTensor Metric Sum"),
+        ("flowmesh.keras.metrics_confusion",
+         "AUC FalseNegatives FalsePositives Precision PrecisionAtRecall Recall RecallAtPrecision"
+         " SensitivityAtSpecificity SpecificityAtSensitivity TrueNegatives TruePositives"),
+        ("flowmesh.keras.metrics_more",
+         "BinaryIoU F1Score FBetaScore IoU MeanIoU MeanRelativeError OneHotIoU OneHotMeanIoU R2Score"
+         " RootMeanSquaredError"),
+    ),
+    "keras.models": (
+        ("flowmesh.keras.engine.sequential", "Sequential"),
+        ("flowmesh.keras.engine.training", "Model"),
+    ),
+    "keras.optimizers": (
+        ("flowmesh.keras", "schedules=optimizers_schedules"),
+    ),
+    "keras.optimizers.schedules": (),  # flowmesh.keras.optimizers_schedules defines its names
+    "keras.preprocessing": (
+        ("flowmesh.keras.preprocessing", "image sequence text"),
+        ("flowmesh.keras.preprocessing.datasets",
+         "image_dataset_from_directory text_dataset_from_directory timeseries_dataset_from_array"),
+    ),
+    "keras.preprocessing.image": (
+        ("flowmesh.keras.preprocessing.image_generator",
+         "DirectoryIterator ImageDataGenerator Iterator NumpyArrayIterator"),
+        ("flowmesh.keras.preprocessing.image_utils",
+         "apply_affine_transform apply_brightness_shift apply_channel_shift array_to_img img_to_array"
+         " load_img random_brightness random_channel_shift random_rotation random_shear random_shift"
+         " random_zoom save_img smart_resize"),
+    ),
+    "keras.preprocessing.sequence": (),  # flowmesh.keras.preprocessing.sequence defines its names
+    "keras.preprocessing.text": (),  # flowmesh.keras.preprocessing.text defines its names
+    "keras.regularizers": (),  # flowmesh.keras.regularizers defines its names
+    "keras.utils": (
+        ("flowmesh.keras.utils.data_utils", "GeneratorEnqueuer OrderedEnqueuer Sequence SequenceEnqueuer"),
+        ("flowmesh.keras.utils.generic_utils",
+         "CustomObjectScope TimedThread custom_object_scope deserialize_keras_object"
+         " disable_interactive_logging enable_interactive_logging get_custom_objects get_file"
+         " get_registered_name get_registered_object get_source_inputs is_interactive_logging_enabled"
+         " normalize pack_x_y_sample_weight register_keras_serializable serialize_keras_object"
+         " set_random_seed split_dataset to_ordinal unpack_x_y_sample_weight warmstart_embedding_matrix"),
+        ("flowmesh.keras.utils.np_utils", "to_categorical"),
+        ("flowmesh.keras.utils.progbar", "Progbar"),
+    ),
     "linalg": (
         ("flowmesh.ops.clip_ops", "global_norm"),
         ("flowmesh.ops.einsum_ops", "einsum"),
@@ -563,9 +719,7 @@ EXPORTS: dict[str, tuple[tuple[str, str], ...]] = {
          "Interpreter OpHint OpsSet Optimize RepresentativeDataset TFLiteConverter TargetSpec"
          " TocoConverter toco_convert"),
     ),
-    "lite.constants": (
-        ("flowmesh.core", "dtypes"),
-    ),
+    "lite.constants": (),  # flowmesh.lite.constants defines its names
     "lite.experimental": (
         ("flowmesh.lite.experimental", "authoring"),
         # the stand-in helper and its reason, public here since before the table (not TF's)
@@ -581,11 +735,7 @@ EXPORTS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "logging": (),  # flowmesh.tf_logging defines its names
     "lookup": (
-        ("flowmesh.core", "dtypes"),
-        ("flowmesh.core.convert", "convert_to_tensor"),
-        ("flowmesh.core.graph", "GraphKeys Operation Tensor add_to_collection name_scope"),
         ("flowmesh.lookup", "experimental"),
-        ("flowmesh.ops._builders", "make_op make_tensor"),
     ),
     "lookup.experimental": (
         ("flowmesh.lookup.mutable_tables", "DenseHashTable MutableHashTable"),
@@ -683,7 +833,6 @@ EXPORTS: dict[str, tuple[tuple[str, str], ...]] = {
     "nest": (),  # flowmesh.nest defines its names
     "nn": (
         ("flowmesh", "experimental=nn_experimental"),
-        ("flowmesh.core.convert", "convert_to_tensor"),
         ("flowmesh.ops.candidate_sampling_ops",
          "all_candidate_sampler compute_accidental_hits log_uniform_candidate_sampler"
          " uniform_candidate_sampler"),
@@ -753,15 +902,8 @@ EXPORTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("flowmesh.ops.quantize_ops", "dequantize quantize quantized_concat"),
     ),
     "quantization.experimental": (
-        ("flowmesh.core.graph", "Tensor"),
-        ("flowmesh.core.graph_def", "make_tensor_proto"),
-        ("flowmesh.data.tfrecord", "TFRecordWriter"),
         ("flowmesh.protos.quantization_options",
-         "QuantizationComponentSpec QuantizationMethod QuantizationOptions UnitWiseQuantizationSpec"
-         " quantization_options_pb2"),
-        ("flowmesh.runtime.session", "Session"),
-        # the stand-in helper and its reason, public here since before the table (not TF's)
-        ("flowmesh.unsupported", "MLIR unsupported"),
+         "QuantizationComponentSpec QuantizationMethod QuantizationOptions UnitWiseQuantizationSpec"),
     ),
     "queue": (
         ("flowmesh.ops.data_flow_ops", "FIFOQueue QueueBase"),
@@ -825,11 +967,6 @@ EXPORTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("flowmesh.saved_model.variable_policy", "VariablePolicy"),
     ),
     "saved_model.signature_def_utils": (
-        ("flowmesh.core.graph", "Graph Tensor"),
-        ("flowmesh.core.graph_def", "shape_to_proto"),
-        ("flowmesh.errors", "InvalidArgumentError"),
-        ("flowmesh.protos.meta_graph", "SignatureDef TensorInfo"),
-        ("flowmesh.saved_model.constants", "sc=signature_constants"),
         ("flowmesh.saved_model.method_name_updater", "MethodNameUpdater"),
     ),
     "sets": (
@@ -896,8 +1033,8 @@ EXPORTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("flowmesh.test_util.gradient_checker", "compute_gradient compute_gradient_error"),
         ("flowmesh.test_util.helpers",
          "StubOutForTesting assert_equal_graph_def create_local_cluster disable_with_predicate"
-         " is_built_with_rocm is_built_with_xla is_cpu_target_available main sync_devices"
-         " test_src_dir_path with_eager_op_as_function"),
+         " is_built_with_rocm is_built_with_xla is_cpu_target_available main test_src_dir_path"
+         " with_eager_op_as_function"),
         ("flowmesh.test_util.test_case", "TestCase get_temp_dir"),
     ),
     "tpu": (
@@ -992,19 +1129,14 @@ EXPORTS: dict[str, tuple[tuple[str, str], ...]] = {
          " disable_mixed_precision_graph_rewrite enable_mixed_precision_graph_rewrite"),
         ("flowmesh.train.python_state", "PythonState"),
     ),
-    "train.queue_runner": (
-        ("flowmesh.core.graph", "GraphKeys Operation get_default_graph"),
-        ("flowmesh.errors", "OutOfRangeError"),
-    ),
+    "train.queue_runner": (),  # flowmesh.train.queue_runner defines its names
     "types": (
         ("flowmesh.types", "experimental"),
     ),
     "types.experimental": (
         ("flowmesh.core.type_protocols", "FunctionType TensorLike"),
     ),
-    "user_ops": (
-        ("flowmesh.core.graph", "Tensor"),
-    ),
+    "user_ops": (),  # flowmesh.user_ops defines its names
     "version": (
         ("flowmesh.build_info", "COMPILER_VERSION GIT_VERSION VERSION"),
         ("flowmesh.framework_flags",

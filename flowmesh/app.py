@@ -7,9 +7,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from flowmesh import flags
-from flowmesh.api_builder import fill_namespace as _fill_namespace
-
-_fill_namespace(globals(), "app")
 
 __all__ = ["flags", "run"]
 

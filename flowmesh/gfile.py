@@ -14,11 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.errors import AlreadyExistsError, FailedPreconditionError, NotFoundError
 from flowmesh.formats import filesystem as fs
-
-_fill_namespace(globals(), "gfile")
 
 Exists = fs.exists
 IsDirectory = fs.isdir

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.core.graph import Tensor
-
-_fill_namespace(globals(), "user_ops")
 
 
 def my_fact() -> Tensor:

@@ -11,40 +11,8 @@ their public face, as tf-keras's ``backend`` is one namespace.
 
 from __future__ import annotations
 
-from flowmesh.keras import backend_math, backend_nn
-from flowmesh.keras.backend_state import (  # noqa: F401 - re-exported
-    _LEARNING_PHASES,
-    batch_get_value,
-    batch_set_value,
-    clear_session,
-    constant,
-    epsilon,
-    eval,
-    floatx,
-    function,
-    get_session,
-    get_uid,
-    get_value,
-    image_data_format,
-    int_shape,
-    learning_phase,
-    manual_variable_initialization,
-    name_scope,
-    placeholder,
-    require_devices,
-    reset_uids,
-    set_epsilon,
-    set_floatx,
-    set_image_data_format,
-    set_learning_phase,
-    set_session,
-    set_value,
-    smart_cond,
-    training_value,
-    unique_object_name,
-    variable,
-)
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+from flowmesh.keras.backend_state import _LEARNING_PHASES  # noqa: F401 - engine/compile_utils.py reads it here
 
-# Assigned, not imported by name: several are named like builtins (``max``, ``sum``).
-globals().update({name: getattr(backend_math, name) for name in backend_math.__all__})
-globals().update({name: getattr(backend_nn, name) for name in backend_nn.__all__})
+_fill_namespace(globals(), "keras.backend")
+

@@ -3,10 +3,7 @@ that TensorFlow Lite converter scripts name."""
 
 from __future__ import annotations
 
-from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.core import dtypes
-
-_fill_namespace(globals(), "lite.constants")
 
 FLOAT = dtypes.float32
 FLOAT16 = dtypes.float16

@@ -22,11 +22,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.core.graph import GraphKeys, Operation, get_default_graph
 from flowmesh.errors import OutOfRangeError
-
-_fill_namespace(globals(), "train.queue_runner")
 
 logger = logging.getLogger("flowmesh.train")
 
