@@ -9,8 +9,10 @@ reason constant ``flowmesh.unsupported.REASON``.
 
 The namespace module itself (``flowmesh/math.py`` for ``tf.math``) calls
 :func:`flowmesh.api_builder.fill_namespace` to take these names, and defines what it defines
-(a namespace without sources here defines all its names). The order of the sources is the
-order in which the namespace imports them, which keeps start-up free of import circles.
+(a namespace without sources here defines all its names); a name it imports for its own use
+stays an import there unless TensorFlow has it in that namespace. The order of the sources is
+the order in which the namespace imported them, which keeps start-up free of import circles.
+``tf.keras`` and its namespaces are here too (``"keras.layers"``).
 """
 
 from __future__ import annotations
