@@ -1,4 +1,5 @@
-# ruff: noqa: F401 - a namespace module: every import is a re-export
 """``tf.audio``: 16-bit PCM WAV decoding and encoding."""
 
-from flowmesh.ops.audio_ops import decode_wav, encode_wav
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+
+_fill_namespace(globals(), "audio")

@@ -21,6 +21,7 @@ from collections import namedtuple
 from typing import Any
 
 from flowmesh import config as _settings
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.runtime import device as _device
 from flowmesh.runtime import device_config as _state
@@ -310,15 +311,8 @@ threading = types.SimpleNamespace(
     set_inter_op_parallelism_threads=set_inter_op_parallelism_threads,
     set_intra_op_parallelism_threads=set_intra_op_parallelism_threads)
 
-PUBLIC = ("LogicalDevice", "LogicalDeviceConfiguration", "PhysicalDevice", "experimental_connect_to_cluster",
-          "experimental_connect_to_host", "experimental_functions_run_eagerly", "experimental_run_functions_eagerly",
-          "functions_run_eagerly", "get_logical_device_configuration", "get_soft_device_placement",
-          "get_visible_devices", "list_logical_devices", "list_physical_devices", "run_functions_eagerly",
-          "set_logical_device_configuration", "set_soft_device_placement", "set_visible_devices", "experimental",
-          "optimizer", "threading")
-
 
 def install() -> None:
-    """Adds ``tf.config``'s names to ``flowmesh.config`` (the settings module)."""
-    for name in PUBLIC:
-        setattr(_settings, name, globals()[name])
+    """Binds ``tf.config``'s names (the export table's ``config`` namespace) in
+    ``flowmesh.config`` (the settings module)."""
+    _fill_namespace(vars(_settings), "config")

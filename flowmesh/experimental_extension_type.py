@@ -1,4 +1,5 @@
-# ruff: noqa: F401 - a namespace module: every import is a re-export
 """``tf.experimental.extension_type``."""
 
-from flowmesh.ops.extension_type import as_dict
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+
+_fill_namespace(globals(), "experimental.extension_type")

@@ -1,3 +1,4 @@
+# ruff: noqa: F822 - __all__ lists names the export table binds (flowmesh/api_exports.py)
 """``tf.graph_util``: ``GraphDef`` surgery (freezing variables, extracting sub-graphs).
 
 They work on ``GraphDef`` protobufs, so their output runs in TensorFlow as well as in
@@ -8,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.core.graph_def import as_graph_def_message, make_tensor_proto
-from flowmesh.core.importer import import_graph_def
 from flowmesh.protos.graph import GraphDef, NodeDef
+
+_fill_namespace(globals(), "graph_util")
 
 _VARIABLE_OPS = ("VarHandleOp", "VariableV2", "Variable")
 

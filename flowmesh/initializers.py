@@ -1,13 +1,15 @@
+# ruff: noqa: F822 - __all__ lists names the export table binds (flowmesh/api_exports.py)
 """``tf.initializers`` of TensorFlow 1.x (``tf.compat.v1.initializers``): the graph-mode
 initializer classes of ``tf.*_initializer`` (TensorFlow 1.x's defaults, e.g.
 ``random_normal``'s stddev 1.0, not Keras's 0.05) and the variable-initializing ops
 (``global_variables``, ``local_variables``, ``variables``, ``tables_initializer``).
 ``tf.keras.initializers`` holds Keras's."""
 
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.ops import init_ops as _init
 from flowmesh.ops import variables as _variables
-from flowmesh.ops.init_ops import he_normal, he_uniform, lecun_normal, lecun_uniform
-from flowmesh.ops.lookup_ops import tables_initializer
+
+_fill_namespace(globals(), "initializers")
 
 constant = _init.Constant
 glorot_normal = _init.GlorotNormal

@@ -1,3 +1,4 @@
+# ruff: noqa: F822 - __all__ lists names the export table binds (flowmesh/api_exports.py)
 """``tf.io.gfile``: the file API under TensorFlow 2's lower-case names (``exists``,
 ``glob``, ``makedirs`` ...), the same functions as :mod:`flowmesh.gfile`'s."""
 
@@ -6,7 +7,9 @@ from __future__ import annotations
 import os
 
 from flowmesh import gfile as _gfile
-from flowmesh.gfile import GFile
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+
+_fill_namespace(globals(), "io.gfile")
 
 exists = _gfile.Exists
 glob = _gfile.Glob

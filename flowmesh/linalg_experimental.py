@@ -1,4 +1,5 @@
-# ruff: noqa: F401 - a namespace module: every import is a re-export
 """``tf.linalg.experimental``."""
 
-from flowmesh.ops.linalg_conjugate_gradient import conjugate_gradient
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+
+_fill_namespace(globals(), "linalg.experimental")

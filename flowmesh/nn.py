@@ -1,122 +1,11 @@
+# ruff: noqa: F822 - __all__ lists names the export table binds (flowmesh/api_exports.py)
 """``tf.nn``: neural-network ops (activations, convolution, pooling, normalization,
 dropout, embeddings, cross entropies, top-k)."""
 
-from flowmesh import nn_experimental as experimental  # noqa: F401 - tf.nn.experimental
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.core.convert import convert_to_tensor
-from flowmesh.ops.candidate_sampling_ops import (
-    all_candidate_sampler,
-    compute_accidental_hits,
-    log_uniform_candidate_sampler,
-    uniform_candidate_sampler,
-)
-from flowmesh.ops.ctc_decode_ops import (
-    collapse_repeated,
-    ctc_beam_search_decoder,
-    ctc_beam_search_decoder_v2,
-    ctc_greedy_decoder,
-    ctc_unique_labels,
-)
-from flowmesh.ops.ctc_ops import ctc_loss, ctc_loss_v2
-from flowmesh.ops.depthwise_conv_ops import depthwise_conv2d, depthwise_conv2d_native, separable_conv2d
-from flowmesh.ops.embedding_ops import embedding_lookup
-from flowmesh.ops.embedding_sparse_ops import embedding_lookup_sparse, safe_embedding_lookup_sparse
-from flowmesh.ops.fractional_pool_ops import fractional_avg_pool, fractional_max_pool
-from flowmesh.ops.math_ops import sigmoid, tanh
-from flowmesh.ops.nn_atrous_ops import atrous_conv2d_transpose, with_space_to_batch
-from flowmesh.ops.nn_compositions import (
-    approx_max_k,
-    approx_min_k,
-    avg_pool1d,
-    avg_pool_v2,
-    batch_norm_with_global_normalization,
-    conv1d_transpose,
-    conv_transpose,
-    convolution,
-    depthwise_conv2d_native_backprop_filter,
-    depthwise_conv2d_native_backprop_input,
-    log_poisson_loss,
-    max_pool1d,
-    max_pool_v2,
-    pool,
-    sufficient_statistics,
-)
-from flowmesh.ops.nn_conv3d_ops import conv3d, conv3d_backprop_filter, conv3d_transpose
-from flowmesh.ops.nn_conv_ops import (
-    atrous_conv2d,
-    avg_pool,
-    avg_pool2d,
-    conv1d,
-    conv2d,
-    conv2d_backprop_filter,
-    conv2d_backprop_input,
-    conv2d_transpose,
-    max_pool,
-    max_pool2d,
-)
-from flowmesh.ops.nn_impl import (
-    crelu,
-    dropout,
-    elu,
-    gelu,
-    in_top_k,
-    leaky_relu,
-    log_sigmoid,
-    relu6,
-    relu_layer,
-    selu,
-    silu,
-    softplus,
-    softsign,
-    swish,
-    top_k,
-    xw_plus_b,
-    zero_fraction,
-)
-from flowmesh.ops.nn_morphology_ops import dilation2d, erosion2d, max_pool_with_argmax
-from flowmesh.ops.nn_norm_ops import (
-    batch_normalization,
-    fused_batch_norm,
-    l2_loss,
-    l2_normalize,
-    local_response_normalization,
-    lrn,
-    moments,
-    normalize_moments,
-    weighted_moments,
-)
-from flowmesh.ops.nn_ops import (
-    bias_add,
-    log_softmax,
-    relu,
-    sigmoid_cross_entropy_with_logits,
-    softmax,
-    softmax_cross_entropy_with_logits,
-    softmax_cross_entropy_with_logits_v2,
-    sparse_softmax_cross_entropy_with_logits,
-    weighted_cross_entropy_with_logits,
-)
-from flowmesh.ops.nn_pool3d_ops import avg_pool3d, max_pool3d
-from flowmesh.ops.quantized_nn_ops import (
-    quantized_avg_pool,
-    quantized_conv2d,
-    quantized_max_pool,
-    quantized_relu_x,
-)
-from flowmesh.ops.sampled_losses import nce_loss, sampled_softmax_loss
-from flowmesh.ops.space_batch_ops import depth_to_space, space_to_batch, space_to_depth
-from flowmesh.ops.unigram_sampling_ops import (
-    fixed_unigram_candidate_sampler,
-    learned_unigram_candidate_sampler,
-)
-from flowmesh.rnn import (
-    bidirectional_dynamic_rnn,
-    dynamic_rnn,
-    raw_rnn,
-    rnn_cell,
-    static_bidirectional_rnn,
-    static_rnn,
-    static_state_saving_rnn,
-)
+
+_fill_namespace(globals(), "nn")
 
 __all__ = [
     "quantized_avg_pool", "quantized_conv2d", "quantized_max_pool", "quantized_relu_x",
@@ -141,11 +30,6 @@ __all__ = [
     "softsign", "sparse_softmax_cross_entropy_with_logits", "swish", "tanh", "top_k",
     "weighted_cross_entropy_with_logits", "weighted_moments", "xw_plus_b", "zero_fraction",
 ]
-
-depthwise_conv2d_backprop_filter = depthwise_conv2d_native_backprop_filter
-conv3d_backprop_filter_v2 = conv3d_backprop_filter
-depthwise_conv2d_backprop_input = depthwise_conv2d_native_backprop_input
-
 
 def _replicas_in_sync() -> int:
     from flowmesh.distribute.distribute_lib import get_strategy

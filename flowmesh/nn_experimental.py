@@ -1,4 +1,5 @@
-# ruff: noqa: F401 - a namespace module: every import is a re-export
 """``tf.nn.experimental``: dropout from a stateless seed or a custom sampler."""
 
-from flowmesh.ops.dropout_experimental import general_dropout, stateless_dropout
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+
+_fill_namespace(globals(), "nn.experimental")

@@ -1,3 +1,4 @@
+# ruff: noqa: F822 - __all__ lists names the export table binds (flowmesh/api_exports.py)
 """``tf.quantization.experimental``: the option messages of TensorFlow's SavedModel quantizer
 and its representative-dataset saver. ``quantize_saved_model`` itself (MLIR passes over a
 TensorFlow 2 SavedModel) is a stand-in."""
@@ -9,18 +10,15 @@ import os
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.core.graph import Tensor
 from flowmesh.core.graph_def import make_tensor_proto
 from flowmesh.data.tfrecord import TFRecordWriter
-from flowmesh.protos.quantization_options import (
-    QuantizationComponentSpec,
-    QuantizationMethod,
-    QuantizationOptions,
-    UnitWiseQuantizationSpec,
-    quantization_options_pb2,
-)
+from flowmesh.protos.quantization_options import quantization_options_pb2
 from flowmesh.runtime.session import Session
 from flowmesh.unsupported import MLIR, unsupported
+
+_fill_namespace(globals(), "quantization.experimental")
 
 __all__ = ["QuantizationComponentSpec", "QuantizationMethod", "QuantizationOptions",
            "TfRecordRepresentativeDatasetSaver", "UnitWiseQuantizationSpec", "quantize_saved_model"]

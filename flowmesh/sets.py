@@ -1,11 +1,9 @@
+# ruff: noqa: F822 - __all__ lists names the export table binds (flowmesh/api_exports.py)
 """``tf.sets``: set operations along the last dimension (``tf.compat.v1.sets``)."""
 
-from flowmesh.ops.set_ops import set_difference, set_intersection, set_size, set_union
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 
-difference = set_difference
-intersection = set_intersection
-size = set_size
-union = set_union
+_fill_namespace(globals(), "sets")
 
 __all__ = ["difference", "intersection", "set_difference", "set_intersection", "set_size", "set_union", "size",
            "union"]

@@ -1,3 +1,4 @@
+# ruff: noqa: F822 - __all__ lists names the export table binds (flowmesh/api_exports.py)
 """``tf.test``: ``TestCase``/``main`` for graph-mode unit tests, the TensorFlow 1.x gradient
 checker, ``Benchmark``, ``create_local_cluster``, and device helpers used by TensorFlow
 programs to choose where to run.
@@ -11,23 +12,11 @@ from __future__ import annotations
 
 from types import SimpleNamespace as _Namespace
 
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.runtime import device as _device
-from flowmesh.test_util.benchmark import Benchmark, benchmark_config
-from flowmesh.test_util.gradient_checker import compute_gradient, compute_gradient_error
-from flowmesh.test_util.helpers import (
-    StubOutForTesting,
-    assert_equal_graph_def,
-    create_local_cluster,
-    disable_with_predicate,
-    is_built_with_rocm,
-    is_built_with_xla,
-    is_cpu_target_available,
-    main,
-    sync_devices,
-    test_src_dir_path,
-    with_eager_op_as_function,
-)
-from flowmesh.test_util.test_case import TestCase, get_temp_dir
+from flowmesh.test_util.helpers import sync_devices
+
+_fill_namespace(globals(), "test")
 
 
 def is_gpu_available(cuda_only: bool = False,

@@ -16,6 +16,10 @@ To place a new folder, add its package to ``LAYERS``; a module no entry names co
 nothing below may import it). Importing a
 submodule (``flowmesh.summary.writer``) is an edge to that module only, not to its parent
 package's ``__init__``.
+
+A namespace module that calls ``fill_namespace(globals(), "<namespace>")`` imports the sources
+the export table (``flowmesh/api_exports.py``) lists for that namespace: each is an edge from
+the namespace module, read from the table as the import statements it replaces would be.
 """
 
 from __future__ import annotations
@@ -31,9 +35,11 @@ PACKAGE = ROOT / "flowmesh"
 # Bottom first. An entry names a module or a package (its submodules included); the longest
 # entry that matches a module decides its layer. "=name" names a package's __init__ alone.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # api_exports (the export table, data) and api_builder (which fills namespace modules
+    # from it) import nothing above base: namespace modules of every layer use them.
     ("base", ("flowmesh.errors", "flowmesh.config", "flowmesh.execution_mode",
               "flowmesh.tf_logging", "flowmesh.flags", "flowmesh.protos", "flowmesh.unsupported",
-              "flowmesh.datasets")),
+              "flowmesh.datasets", "flowmesh.api_exports", "flowmesh.api_builder")),
     ("core", ("flowmesh.core",)),
     ("formats", ("flowmesh.formats", "flowmesh.checkpoint", "flowmesh.gfile", "flowmesh.summary")),
     ("ops", ("flowmesh.ops",)),
@@ -45,7 +51,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("high", ("flowmesh.distribute", "flowmesh.data", "flowmesh.image", "flowmesh.layers", "flowmesh.keras",
               "flowmesh.rnn", "flowmesh.lookup",
               "flowmesh.estimator", "flowmesh.feature_column", "flowmesh.saved_model")),
-    ("api", ("=flowmesh",)),  # the public facade; modules no entry names land here too
+    # the public facade (startup: what importing it does); modules no entry names land here too
+    ("api", ("=flowmesh", "flowmesh.startup")),
     # what every launcher shares: roles, supervised processes, ports
     ("launch", ("flowmesh.launch",)),
     # launchers and engines run user programs, which import the whole API
@@ -131,6 +138,45 @@ def _targets(node: ast.AST, module: str, is_package: bool, modules: dict) -> lis
     return found
 
 
+EXPORT_TABLE = PACKAGE / "api_exports.py"
+_FILL_CALLS = ("fill_namespace", "_fill_namespace")
+
+
+@functools.cache
+def export_table() -> dict[str, tuple[tuple[str, str], ...]]:
+    """``EXPORTS`` of ``flowmesh/api_exports.py``, read as a literal (no import)."""
+    tree = ast.parse(EXPORT_TABLE.read_text(), str(EXPORT_TABLE))
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == "EXPORTS":
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"no EXPORTS in {EXPORT_TABLE}")
+
+
+def _filled_namespaces(tree: ast.AST):
+    """(namespace, line) for every ``fill_namespace(globals(), "<namespace>")`` call."""
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in _FILL_CALLS and len(node.args) == 2
+                and isinstance(node.args[1], ast.Constant)):
+            yield node.args[1].value, node.lineno
+
+
+def _table_targets(namespace: str, modules: dict) -> list[str]:
+    """The modules the export table's sources for ``namespace`` name (as ``from source import
+    name`` would: the submodule ``source.name`` where there is one, else ``source``)."""
+    found = []
+    for source, names in export_table()[namespace]:
+        if source.startswith("unsupported:"):
+            found.append("flowmesh.unsupported")
+            continue
+        if source != "flowmesh" and not source.startswith("flowmesh."):
+            continue
+        for spec in names.split():
+            full = f"{source}.{spec.partition('=')[2] or spec}"
+            found.append(full if full in modules else source)
+    return found
+
+
 @functools.cache
 def import_graph() -> dict[tuple[str, str], tuple[str, int, bool]]:
     """``(importer, imported) -> (file, line, type_only)`` for every flowmesh import."""
@@ -146,6 +192,10 @@ def import_graph() -> dict[tuple[str, str], tuple[str, int, bool]]:
                 previous = edges.get((module, target))
                 if previous is None or (previous[2] and not type_only):
                     edges[(module, target)] = where
+        for namespace, line in _filled_namespaces(tree):
+            for target in _table_targets(namespace, modules):
+                if target != module:
+                    edges.setdefault((module, target), (str(path.relative_to(ROOT)), line, False))
     return edges
 
 
@@ -252,6 +302,18 @@ def test_the_rule_sees_function_level_and_type_only_imports():
     assert layer_of("flowmesh.kernels.math_ops") < layer_of("flowmesh.runtime.plan")
     assert LAYERS[_DEFAULT_LAYER][0] == "api"
     assert layer_of("flowmesh.some_new_module") == _DEFAULT_LAYER == layer_of("flowmesh")
+
+
+def test_the_rule_sees_the_export_tables_imports():
+    """A namespace filled from the table imports its sources: ``tf.math`` imports
+    ``flowmesh.ops.math_ops``, the top level imports ``flowmesh.train`` (a submodule source)."""
+    tree = ast.parse('_fill_namespace(globals(), "math")\n')
+    assert list(_filled_namespaces(tree)) == [("math", 1)]
+    edges = import_graph()
+    assert ("flowmesh.math", "flowmesh.ops.math_ops") in edges
+    assert ("flowmesh", "flowmesh.train") in edges
+    assert ("flowmesh", "flowmesh.unsupported") in edges
+    assert layer_of("flowmesh.api_builder") == layer_of("flowmesh.errors")
 
 
 # Op kernels that the runtime's graph rewrites ask for by name: each offers another form of

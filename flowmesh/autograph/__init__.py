@@ -7,13 +7,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from flowmesh.autograph import experimental
-from flowmesh.unsupported import AUTOGRAPH, unsupported
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+
+_fill_namespace(globals(), "autograph")
 
 _VERBOSITY = [0]
 
-to_code = unsupported("autograph.to_code", AUTOGRAPH)
-to_graph = unsupported("autograph.to_graph", AUTOGRAPH)
 
 
 def set_verbosity(level: int, alsologtostdout: bool = False) -> None:

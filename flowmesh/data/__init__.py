@@ -37,23 +37,9 @@ Module                        What
 The pipeline itself runs in the kernels (``flowmesh/kernels/pipeline/``).
 """
 
-from flowmesh.core.type_spec import SparseTensorSpec, TensorSpec
-from flowmesh.data import experimental
-from flowmesh.data.dataset import AUTOTUNE, Dataset, DatasetV1, DatasetV2
-from flowmesh.data.experimental import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
-from flowmesh.data.iterator import (
-    Iterator,
-    get_output_classes,
-    get_output_shapes,
-    get_output_types,
-    make_initializable_iterator,
-    make_one_shot_iterator,
-)
-from flowmesh.data.numpy_iterator import NumpyIterator
-from flowmesh.data.option_groups import ThreadingOptions
-from flowmesh.data.options import Options
-from flowmesh.data.readers import FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
-from flowmesh.data.structure import DatasetSpec
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+
+_fill_namespace(globals(), "data")
 
 __all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "DatasetSpec", "DatasetV1", "DatasetV2", "FixedLengthRecordDataset",
            "Iterator", "NumpyIterator", "Options", "TFRecordDataset", "SparseTensorSpec", "TensorSpec", "TextLineDataset", "experimental", "get_output_classes", "get_output_shapes",

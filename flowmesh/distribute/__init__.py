@@ -17,39 +17,11 @@ Any ``tf.train.Optimizer`` used inside ``strategy.run`` averages its gradients a
 all replicas before applying them (this package registers that hook on import).
 """
 
-from flowmesh.distribute import cluster_resolver, experimental
-from flowmesh.distribute.collective_all_reduce_strategy import (
-    CollectiveCommunication,
-    MultiWorkerMirroredStrategy,
-)
-from flowmesh.distribute.cross_device_ops import (
-    CrossDeviceOps,
-    HierarchicalCopyAllReduce,
-    NcclAllReduce,
-    ReductionToOneDevice,
-)
-from flowmesh.distribute.distribute_lib import (
-    ReplicaContext,
-    Strategy,
-    StrategyExtended,
-    aggregate_gradients,
-    experimental_set_strategy,
-    get_cross_replica_context,
-    get_loss_reduction,
-    get_replica_context,
-    get_strategy,
-    has_strategy,
-    in_cross_replica_context,
-)
-from flowmesh.distribute.input_context import InputContext
-from flowmesh.distribute.mirrored_strategy import MirroredStrategy
-from flowmesh.distribute.one_device_strategy import OneDeviceStrategy
-from flowmesh.distribute.options import InputReplicationMode, RunOptions
-from flowmesh.distribute.parameter_server_strategy import ParameterServerStrategy
-from flowmesh.distribute.reduce_op import ReduceOp
-from flowmesh.distribute.values import MirroredVariable, PerReplica
-from flowmesh.distributed.server import Server
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+from flowmesh.distribute.distribute_lib import aggregate_gradients
 from flowmesh.train.optimizer import register_gradient_aggregator
+
+_fill_namespace(globals(), "distribute")
 
 register_gradient_aggregator(aggregate_gradients)
 

@@ -1,16 +1,10 @@
+# ruff: noqa: F822 - __all__ lists names the export table binds (flowmesh/api_exports.py)
 """``tf.distribute.experimental``: the names TensorFlow 1.x kept there."""
 
-from flowmesh.distribute.central_storage_strategy import CentralStorageStrategy
-from flowmesh.distribute.collective_all_reduce_strategy import (
-    CollectiveCommunication,
-    CommunicationImplementation,
-    MultiWorkerMirroredStrategy,
-)
-from flowmesh.distribute.options import CollectiveHints, CommunicationOptions
-from flowmesh.distribute.parameter_server_strategy import ParameterServerStrategy
-from flowmesh.unsupported import TPU, unsupported
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 
-TPUStrategy = unsupported("distribute.experimental.TPUStrategy", TPU)
+_fill_namespace(globals(), "distribute.experimental")
+
 
 __all__ = ["CentralStorageStrategy", "CollectiveCommunication", "CollectiveHints", "CommunicationImplementation",
            "CommunicationOptions", "MultiWorkerMirroredStrategy", "ParameterServerStrategy", "TPUStrategy"]

@@ -3,22 +3,9 @@
 
 from __future__ import annotations
 
-from flowmesh.distributions.base import (
-    FULLY_REPARAMETERIZED,
-    NOT_REPARAMETERIZED,
-    Distribution,
-    RegisterKL,
-    ReparameterizationType,
-    kl_divergence,
-)
-from flowmesh.distributions.continuous import Beta, Exponential, Gamma, Laplace, Normal, StudentT, Uniform
-from flowmesh.distributions.discrete import (
-    Bernoulli,
-    Categorical,
-    Dirichlet,
-    DirichletMultinomial,
-    Multinomial,
-)
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+
+_fill_namespace(globals(), "distributions")
 
 __all__ = ["FULLY_REPARAMETERIZED", "NOT_REPARAMETERIZED", "Bernoulli", "Beta", "Categorical", "Dirichlet",
            "DirichletMultinomial", "Distribution", "Exponential", "Gamma", "Laplace", "Multinomial", "Normal",

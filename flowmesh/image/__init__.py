@@ -2,100 +2,16 @@
 random augmentations, built from graph ops (``flowmesh/ops/image_ops.py`` for the kernels
 TensorFlow has as ops)."""
 
-from flowmesh.image.adjust import adjust_brightness, adjust_contrast, per_image_standardization
-from flowmesh.image.colorspace import (
-    adjust_hue,
-    adjust_saturation,
-    hsv_to_rgb,
-    random_hue,
-    random_saturation,
-    rgb_to_hsv,
-)
-from flowmesh.image.convert import (
-    convert_image_dtype,
-    decode_image,
-    grayscale_to_rgb,
-    rgb_to_grayscale,
-)
-from flowmesh.image.geometry import (
-    ResizeMethod,
-    central_crop,
-    crop_to_bounding_box,
-    flip_left_right,
-    flip_up_down,
-    pad_to_bounding_box,
-    resize_image_with_crop_or_pad,
-    resize_images,
-)
-from flowmesh.image.proposals import generate_bounding_box_proposals, non_max_suppression_padded
-from flowmesh.image.quality import (
-    image_gradients,
-    psnr,
-    sobel_edges,
-    ssim,
-    ssim_multiscale,
-    total_variation,
-)
-from flowmesh.image.random_ops import (
-    random_brightness,
-    random_contrast,
-    random_crop,
-    random_flip_left_right,
-    random_flip_up_down,
-)
-from flowmesh.image.transforms import (
-    adjust_gamma,
-    adjust_jpeg_quality,
-    random_jpeg_quality,
-    resize_image_with_pad,
-    rgb_to_yiq,
-    rgb_to_yuv,
-    rot90,
-    transpose,
-    yiq_to_rgb,
-    yuv_to_rgb,
-)
-from flowmesh.ops.image_box_ops import (
-    combined_non_max_suppression,
-    crop_and_resize,
-    draw_bounding_boxes,
-    extract_glimpse,
-    non_max_suppression,
-    non_max_suppression_overlaps,
-    non_max_suppression_with_scores,
-    sample_distorted_bounding_box,
-)
-from flowmesh.ops.image_decode_ops import (
-    decode_and_crop_jpeg,
-    decode_bmp,
-    decode_gif,
-    decode_webp,
-    extract_jpeg_shape,
-    is_jpeg,
-)
-from flowmesh.ops.image_ops import (
-    decode_jpeg,
-    decode_png,
-    encode_jpeg,
-    encode_png,
-    resize_area,
-    resize_bicubic,
-    resize_bilinear,
-    resize_nearest_neighbor,
-)
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.ops.patches_ops import extract_image_patches
-from flowmesh.unsupported import JPEG_XL as _JPEG_XL
-from flowmesh.unsupported import unsupported as _unsupported
 
-resize = resize_images
-resize_with_crop_or_pad = resize_image_with_crop_or_pad
-transpose_image = transpose
-decode_jxl = _unsupported("image.decode_jxl", _JPEG_XL)
+_fill_namespace(globals(), "image")
 
 
 def extract_patches(images, sizes, strides, rates, padding, name=None):  # noqa: ANN001, ANN201 - TF's signature
     """``tf.image.extract_patches``: :func:`extract_image_patches` with ``sizes``."""
     return extract_image_patches(images, sizes, strides, rates, padding, name)
+
 
 __all__ = [
     "adjust_gamma", "adjust_jpeg_quality", "combined_non_max_suppression", "crop_and_resize",

@@ -15,54 +15,8 @@ module is their public face, as tf-keras's ``backend`` is one namespace.
 
 from __future__ import annotations
 
-from flowmesh.keras import (
-    backend_activations,
-    backend_control,
-    backend_conv,
-    backend_losses,
-    backend_math,
-    backend_random,
-)
-from flowmesh.keras.backend_state import (  # noqa: F401 - re-exported
-    _LEARNING_PHASES,
-    batch_get_value,
-    batch_set_value,
-    clear_session,
-    constant,
-    epsilon,
-    eval,
-    floatx,
-    function,
-    get_session,
-    get_uid,
-    get_value,
-    image_data_format,
-    int_shape,
-    learning_phase,
-    manual_variable_initialization,
-    name_scope,
-    placeholder,
-    require_devices,
-    reset_uids,
-    set_epsilon,
-    set_floatx,
-    set_image_data_format,
-    set_learning_phase,
-    set_session,
-    set_value,
-    smart_cond,
-    training_value,
-    unique_object_name,
-    variable,
-)
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+from flowmesh.keras.backend_state import _LEARNING_PHASES  # noqa: F401 - engine/compile_utils.py reads it here
 
-# Assigned, not imported by name: several are named like builtins (``max``, ``sum``).
-for _module in (backend_math, backend_activations, backend_losses, backend_conv, backend_random,
-                backend_control):
-    globals().update({name: getattr(_module, name) for name in _module.__all__})
-del _module
+_fill_namespace(globals(), "keras.backend")
 
-
-def backend() -> str:
-    """The backend's name: ``"tensorflow"`` (flowmesh speaks TensorFlow's API)."""
-    return "tensorflow"

@@ -339,3 +339,8 @@ def function(inputs: list[Any], outputs: Any, updates: Any = None, name: str | N
     return run
 
 
+
+
+def backend() -> str:
+    """The backend's name: ``"tensorflow"`` (flowmesh speaks TensorFlow's API)."""
+    return "tensorflow"

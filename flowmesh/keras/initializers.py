@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.ops import init_ops
 from flowmesh.ops.init_ops import (
     Constant,
@@ -24,6 +25,8 @@ from flowmesh.ops.init_ops import (
     lecun_normal,
     lecun_uniform,
 )
+
+_fill_namespace(globals(), "keras.initializers")
 
 
 class RandomUniform(init_ops.RandomUniform):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.keras import losses
@@ -42,6 +43,8 @@ from flowmesh.keras.metrics_more import (
 )
 from flowmesh.ops import array_ops, cast_ops, math_ops, nn_impl
 from flowmesh.ops.reduction_ops import argmax, reduce_mean
+
+_fill_namespace(globals(), "keras.metrics")
 
 
 def _float(x: Any) -> Any:

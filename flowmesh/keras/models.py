@@ -1,3 +1,4 @@
+# ruff: noqa: F822 - __all__ lists names the export table binds (flowmesh/api_exports.py)
 """``tf.keras.models``: ``Model``, ``Sequential``, ``load_model``, ``save_model``,
 ``model_from_json``/``model_from_config``, ``clone_model``."""
 
@@ -5,8 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowmesh.keras.engine.sequential import Sequential
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.keras.engine.training import Model
+
+_fill_namespace(globals(), "keras.models")
 
 
 def save_model(model: Model, filepath: str, overwrite: bool = True, include_optimizer: bool = True,

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.core import dtypes
 from flowmesh.core.graph import get_default_graph
-from flowmesh.keras import optimizers_schedules as schedules  # noqa: F401 - tf.keras.optimizers.schedules
 from flowmesh.train import adadelta, adagrad, adam, ftrl, gradient_descent, momentum, rmsprop
 from flowmesh.train.optimizer import Optimizer as TrainOptimizer
+
+_fill_namespace(globals(), "keras.optimizers")
 
 
 class Optimizer:

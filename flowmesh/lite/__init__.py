@@ -4,18 +4,10 @@ exists."""
 
 from __future__ import annotations
 
-from flowmesh.lite import constants, experimental
-from flowmesh.unsupported import LITE, unsupported
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 
-Interpreter = unsupported("lite.Interpreter", LITE)
-OpHint = unsupported("lite.OpHint", LITE)
-OpsSet = unsupported("lite.OpsSet", LITE)
-Optimize = unsupported("lite.Optimize", LITE)
-RepresentativeDataset = unsupported("lite.RepresentativeDataset", LITE)
-TFLiteConverter = unsupported("lite.TFLiteConverter", LITE)
-TargetSpec = unsupported("lite.TargetSpec", LITE)
-TocoConverter = unsupported("lite.TocoConverter", LITE)
-toco_convert = unsupported("lite.toco_convert", LITE)
+_fill_namespace(globals(), "lite")
+
 
 __all__ = ["Interpreter", "OpHint", "OpsSet", "Optimize", "RepresentativeDataset", "TFLiteConverter", "TargetSpec",
            "TocoConverter", "constants", "experimental", "toco_convert"]

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.core import dtypes
 from flowmesh.core.convert import convert_to_tensor
 from flowmesh.core.graph import GraphKeys, Operation, Tensor, add_to_collection, name_scope
-from flowmesh.lookup import experimental, table_base
+from flowmesh.lookup import table_base
 from flowmesh.ops._builders import make_op, make_tensor
+
+_fill_namespace(globals(), "lookup")
 
 
 class TextFileIndex:

@@ -1,4 +1,5 @@
-# ruff: noqa: F401 - a namespace module: every import is a re-export
 """``tf.lookup.experimental``: the mutable tables."""
 
-from flowmesh.lookup.mutable_tables import DenseHashTable, MutableHashTable
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+
+_fill_namespace(globals(), "lookup.experimental")

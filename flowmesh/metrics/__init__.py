@@ -10,50 +10,9 @@ Example:
     >>> sess.run(acc)
 """
 
-from flowmesh.metrics._core import metric_variable
-from flowmesh.metrics.at_k import (
-                                     average_precision_at_k,
-                                     precision_at_k,
-                                     precision_at_top_k,
-                                     recall_at_k,
-                                     recall_at_top_k,
-                                     sparse_average_precision_at_k,
-                                     sparse_precision_at_k,
-)
-from flowmesh.metrics.auc import auc
-from flowmesh.metrics.counts import (
-                                     false_negatives,
-                                     false_positives,
-                                     precision,
-                                     recall,
-                                     true_negatives,
-                                     true_positives,
-)
-from flowmesh.metrics.mean import (
-                                     accuracy,
-                                     mean,
-                                     mean_absolute_error,
-                                     mean_per_class_accuracy,
-                                     mean_squared_error,
-                                     root_mean_squared_error,
-)
-from flowmesh.metrics.more import (
-                                     mean_cosine_distance,
-                                     mean_iou,
-                                     mean_relative_error,
-                                     mean_tensor,
-                                     percentage_below,
-)
-from flowmesh.metrics.thresholds import (
-                                     false_negatives_at_thresholds,
-                                     false_positives_at_thresholds,
-                                     precision_at_thresholds,
-                                     recall_at_thresholds,
-                                     sensitivity_at_specificity,
-                                     specificity_at_sensitivity,
-                                     true_negatives_at_thresholds,
-                                     true_positives_at_thresholds,
-)
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+
+_fill_namespace(globals(), "metrics")
 
 __all__ = [
     "average_precision_at_k", "false_negatives_at_thresholds", "false_positives_at_thresholds",

@@ -3,15 +3,9 @@
 
 from __future__ import annotations
 
-from flowmesh.mixed_precision import experimental as experimental
-from flowmesh.train.loss_scale import (
-    DynamicLossScale,
-    FixedLossScale,
-    LossScale,
-    MixedPrecisionLossScaleOptimizer,
-    disable_mixed_precision_graph_rewrite,
-    enable_mixed_precision_graph_rewrite,
-)
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+
+_fill_namespace(globals(), "mixed_precision")
 
 __all__ = ["DynamicLossScale", "FixedLossScale", "LossScale", "MixedPrecisionLossScaleOptimizer",
            "disable_mixed_precision_graph_rewrite", "enable_mixed_precision_graph_rewrite", "experimental"]

@@ -1,4 +1,5 @@
-# ruff: noqa: F401 - a namespace module: every import is a re-export
 """``tf.mixed_precision.experimental``: the loss scales."""
 
-from flowmesh.train.loss_scale import DynamicLossScale, FixedLossScale, LossScale
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+
+_fill_namespace(globals(), "mixed_precision.experimental")

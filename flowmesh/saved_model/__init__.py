@@ -3,41 +3,17 @@ signature defs, ``tag_constants`` / ``signature_constants`` (TensorFlow's file f
 
 from types import SimpleNamespace
 
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.saved_model import builder as _builder
-from flowmesh.saved_model import experimental, signature_def_utils
 from flowmesh.saved_model import loader as _loader
 from flowmesh.saved_model import main_op as _main_op
-from flowmesh.saved_model.builder import SavedModelBuilder
-from flowmesh.saved_model.constants import (
-    ASSETS_DIRECTORY,
-    ASSETS_KEY,
-    DEBUG_DIRECTORY,
-    DEBUG_INFO_FILENAME_PB,
-    LEGACY_INIT_OP_KEY,
-    MAIN_OP_KEY,
-    SAVED_MODEL_FILENAME_PB,
-    SAVED_MODEL_FILENAME_PBTXT,
-    SAVED_MODEL_SCHEMA_VERSION,
-    VARIABLES_DIRECTORY,
-    VARIABLES_FILENAME,
-    signature_constants,
-    tag_constants,
-)
-from flowmesh.saved_model.loader import load, maybe_saved_model_directory
+from flowmesh.saved_model.constants import signature_constants, tag_constants
 from flowmesh.saved_model.main_op import main_op_with_restore
-from flowmesh.saved_model.save_options import Asset, SaveOptions
-from flowmesh.saved_model.signature_def_utils import (
-    build_signature_def,
-    build_tensor_info,
-    classification_signature_def,
-    get_tensor_from_tensor_info,
-    is_valid_signature,
-    predict_signature_def,
-    regression_signature_def,
-)
-from flowmesh.saved_model.simple_save import simple_save
+from flowmesh.saved_model.signature_def_utils import build_tensor_info, get_tensor_from_tensor_info
 from flowmesh.unsupported import EAGER as _EAGER
 from flowmesh.unsupported import unsupported as _unsupported
+
+_fill_namespace(globals(), "saved_model")
 
 builder = SimpleNamespace(SavedModelBuilder=_builder.SavedModelBuilder)
 loader = SimpleNamespace(load=_loader.load, maybe_saved_model_directory=_loader.maybe_saved_model_directory)
@@ -58,8 +34,6 @@ REGRESS_INPUTS = signature_constants.REGRESS_INPUTS
 REGRESS_OUTPUTS = signature_constants.REGRESS_OUTPUTS
 GPU = tag_constants.GPU
 TPU = tag_constants.TPU
-Builder = SavedModelBuilder
-contains_saved_model = maybe_saved_model_directory
 main_op = SimpleNamespace(main_op=_main_op.main_op, main_op_with_restore=main_op_with_restore)
 save = _unsupported("saved_model.save", _EAGER + " (TF2's object-based tf.saved_model.save needs "
                     "trackable objects and tf.function; use simple_save or Builder)")

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.core.graph import Graph, Tensor
 from flowmesh.core.graph_def import shape_to_proto
 from flowmesh.errors import InvalidArgumentError
 from flowmesh.protos.meta_graph import SignatureDef, TensorInfo
 from flowmesh.saved_model.constants import signature_constants as sc
-from flowmesh.saved_model.method_name_updater import MethodNameUpdater  # noqa: F401 - part of this namespace
+
+_fill_namespace(globals(), "saved_model.signature_def_utils")
 
 
 def build_tensor_info(tensor: Tensor) -> Any:

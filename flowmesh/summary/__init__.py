@@ -17,26 +17,10 @@ The ops themselves (``scalar``, ``histogram``, ``merge``, ``merge_all``) are def
 ``ops/summary_tensor_ops.py`` (kernels in ``kernels/summary_media_ops.py``).
 """
 
-from flowmesh.ops.summary_media_ops import audio, image
-from flowmesh.ops.summary_ops import histogram, merge, merge_all, scalar
-from flowmesh.ops.summary_tensor_ops import (
-    all_v2_summary_ops,
-    get_summary_description,
-    tensor_summary,
-    text,
-)
-from flowmesh.protos.summary import (
-    Event,
-    HistogramProto,
-    SessionLog,
-    Summary,
-    SummaryDescription,
-    SummaryMetadata,
-    TaggedRunMetadata,
-)
-from flowmesh.summary.reader import summary_iterator
-from flowmesh.summary.writer import FileWriter, FileWriterCache
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 from flowmesh.unsupported import unsupported as _unsupported
+
+_fill_namespace(globals(), "summary")
 
 initialize = _unsupported("summary.initialize", "TF2-style summary writers (tf.contrib.summary, "
                           "tf.summary.create_file_writer) that it initializes are not implemented; "

@@ -11,11 +11,14 @@ its snapshot (taken from TensorFlow 2.21 and tf-keras 2.21):
 
 * ``v1``: the public non-module names of ``tf.compat.v1`` (top level) and of the
   namespaces in :data:`NAMESPACES`, compared with ``flowmesh`` (``tf_v1_api.json``);
+  :data:`NAMESPACES` is a named subset of the export table's namespaces
+  (:func:`flowmesh.api_builder.namespaces`);
 * ``v1-all``: every namespace module reachable from ``tf.compat.v1`` (``app.flags``,
   ``image``, ``saved_model.signature_constants`` ...), except ``keras`` (the ``keras``
   list counts it), ``compat`` (aliases of the whole API) and ``raw_ops`` (TensorFlow's
   generated bindings of its C++ kernels: 1462 names, which flowmesh's Python ops do not
-  mirror) (``tf_v1_all_api.json``);
+  mirror) (``tf_v1_all_api.json``), then any namespace of flowmesh's export table the
+  reference lacks (``flowmesh/api_exports.py``; ``keras`` aside);
 * ``keras``: tf-keras's public names in :data:`KERAS_NAMESPACES` (the top level,
   ``layers``, ``metrics``, ``backend``, ``applications``, ``datasets.*`` ...), compared with
   ``flowmesh.keras`` (``tf_keras_api.json``).
@@ -34,8 +37,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from flowmesh import api_builder
+
 NAMESPACES = ("", "nn", "train", "math", "linalg", "random", "io", "dtypes", "debugging", "sparse",
               "strings", "summary", "signal", "bitwise", "graph_util", "saved_model")
+if not set(NAMESPACES) <= set(api_builder.namespaces()):
+    raise ValueError(f"api_coverage.NAMESPACES names namespaces the export table lacks: "
+                     f"{sorted(set(NAMESPACES) - set(api_builder.namespaces()))}")
 KERAS_NAMESPACES = ("", "activations", "applications", "backend", "callbacks", "constraints",
                     "datasets.boston_housing", "datasets.cifar10", "datasets.cifar100",
                     "datasets.fashion_mnist", "datasets.imdb", "datasets.mnist", "datasets.reuters",
@@ -160,10 +168,15 @@ def reference_names(kind: str = "v1") -> tuple[dict[str, list[str]], str]:
 
 def coverage(reference: dict[str, list[str]], kind: str = "v1") -> list[Namespace]:
     """Each namespace's covered, unsupported and missing names (namespaces in ``reference``'s
-    order; for ``v1`` those of :data:`NAMESPACES`)."""
+    order; for ``v1`` those of :data:`NAMESPACES`; ``v1-all`` adds the export table's
+    namespaces that ``reference`` lacks, with no reference names)."""
     root = LISTS[kind].ours()
     result = []
-    for ns in (NAMESPACES if kind == "v1" else list(reference)):
+    namespaces = NAMESPACES if kind == "v1" else list(reference)
+    if kind == "v1-all":
+        namespaces += [ns for ns in api_builder.namespaces()
+                       if ns not in reference and ns.split(".")[0] not in _V1_ALL_SKIPPED]
+    for ns in namespaces:
         entry = Namespace(ns, reference.get(ns, []))
         module = _module(root, ns)
         for name in entry.reference:

@@ -1,4 +1,5 @@
-# ruff: noqa: F401 - a namespace module: every import is a re-export
 """``tf.types``: only ``tf.types.experimental`` in TensorFlow 1.x's API."""
 
-from flowmesh.types import experimental
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+
+_fill_namespace(globals(), "types")

@@ -1,4 +1,5 @@
-# ruff: noqa: F401 - a namespace module: every import is a re-export
 """``tf.types.experimental``: typing names for tensors and callables."""
 
-from flowmesh.core.type_protocols import FunctionType, TensorLike
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+
+_fill_namespace(globals(), "types.experimental")

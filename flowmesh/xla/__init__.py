@@ -1,4 +1,5 @@
-# ruff: noqa: F401 - a namespace module: every import is a re-export
 """``tf.xla``: only ``tf.xla.experimental`` (``jit_scope``, ``compile``)."""
 
-from flowmesh.xla import experimental
+from flowmesh.api_builder import fill_namespace as _fill_namespace
+
+_fill_namespace(globals(), "xla")

@@ -62,3 +62,16 @@ def test_snapshot_matches_the_namespaces():
     with open(api_coverage.LISTS["v1-all"].snapshot) as f:
         every = json.load(f)
     assert "flags" in every and "image" in every and not any(ns.split(".")[0] in ("keras", "raw_ops", "compat") for ns in every)
+
+
+def test_namespaces_come_from_the_export_table():
+    """``v1``'s namespaces are a subset of the table's; ``v1-all`` lists the table's namespaces
+    that its reference lacks (no reference names; ``keras`` aside) after the reference's own."""
+    from flowmesh import api_builder
+
+    assert set(api_coverage.NAMESPACES) <= set(api_builder.namespaces())
+    result = api_coverage.coverage({"": ["Graph"]}, "v1-all")
+    assert result[0].name == "" and result[0].covered == ["Graph"]
+    assert {e.name for e in result[1:]} == {ns for ns in api_builder.namespaces()
+                                            if ns and ns.split(".")[0] != "keras"}
+    assert not any(e.reference for e in result[1:])

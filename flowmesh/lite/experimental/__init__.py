@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from flowmesh.lite.experimental import authoring
-from flowmesh.unsupported import LITE, unsupported
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 
-Analyzer = unsupported("lite.experimental.Analyzer", LITE)
-OpResolverType = unsupported("lite.experimental.OpResolverType", LITE)
-QuantizationDebugOptions = unsupported("lite.experimental.QuantizationDebugOptions", LITE)
-QuantizationDebugger = unsupported("lite.experimental.QuantizationDebugger", LITE)
-convert_op_hints_to_stubs = unsupported("lite.experimental.convert_op_hints_to_stubs", LITE)
-load_delegate = unsupported("lite.experimental.load_delegate", LITE)
+_fill_namespace(globals(), "lite.experimental")
+
 
 __all__ = ["Analyzer", "OpResolverType", "QuantizationDebugOptions", "QuantizationDebugger", "authoring",
            "convert_op_hints_to_stubs", "load_delegate"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from flowmesh.unsupported import LITE, unsupported
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 
-compatible = unsupported("lite.experimental.authoring.compatible", LITE)
+_fill_namespace(globals(), "lite.experimental.authoring")
+

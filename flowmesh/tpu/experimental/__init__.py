@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-from flowmesh.tpu.experimental import embedding as embedding
-from flowmesh.unsupported import TPU, unsupported
+from flowmesh.api_builder import fill_namespace as _fill_namespace
 
-DeviceAssignment = unsupported("tpu.experimental.DeviceAssignment", TPU)
-DeviceOrderMode = unsupported("tpu.experimental.DeviceOrderMode", TPU)
-HardwareFeature = unsupported("tpu.experimental.HardwareFeature", TPU)
-TPUSystemMetadata = unsupported("tpu.experimental.TPUSystemMetadata", TPU)
-Topology = unsupported("tpu.experimental.Topology", TPU)
-embedding_column = unsupported("tpu.experimental.embedding_column", TPU)
-initialize_tpu_system = unsupported("tpu.experimental.initialize_tpu_system", TPU)
-shared_embedding_columns = unsupported("tpu.experimental.shared_embedding_columns", TPU)
-shutdown_tpu_system = unsupported("tpu.experimental.shutdown_tpu_system", TPU)
+_fill_namespace(globals(), "tpu.experimental")
+
