@@ -37,9 +37,11 @@ demo: $(RUNTIME) bytecode
 demo-sync: $(RUNTIME) bytecode
 	$(VENV)/bin/flowmesh launch --ps 2 --workers 3 examples/distributed_mnist.py --sync
 
+# Four pytest workers on any machine: many tests wait on processes, sockets and timeouts,
+# so four overlap well even on two cores. `pytest -n 0 tests/...` runs a file serially.
 test: $(DEV) bytecode
 	$(VENV)/bin/ruff check flowmesh tests examples benchmarks
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n 4 --dist worksteal tests
 
 lint: $(DEV)
 	$(VENV)/bin/ruff check flowmesh tests examples benchmarks

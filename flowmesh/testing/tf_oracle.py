@@ -26,7 +26,9 @@ def load_tensorflow() -> Any:
     """``tensorflow.compat.v1`` with eager execution disabled, or None if not importable.
 
     The import and ``disable_eager_execution()`` happen once per process; later calls
-    return the cached module (or None).
+    return the cached module (or None). Sessions made without :func:`session_config` (tf-keras
+    makes its own) skip Grappler too, as that config does: the oracle's graphs run a few
+    times, so rewriting them costs more than it saves.
     """
     try:
         import tensorflow.compat.v1 as tf1
@@ -34,6 +36,7 @@ def load_tensorflow() -> Any:
         return None
     tf1.disable_eager_execution()
     tf1.logging.set_verbosity(tf1.logging.ERROR)
+    tf1.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
     return tf1
 
 

@@ -83,7 +83,9 @@ def test_standby_runs_an_assignment_like_python_would(tmp_path):
 
 
 # A task that fails the first N times it runs (counted by FLOWMESH_RESTART_COUNT), then
-# reports its identity; ps tasks block like `server.join()`.
+# reports its identity; ps tasks block like `server.join()`. Workers start once the ps has
+# reported (PS_REPORTED names a file it creates), so a job that fails fast still has its
+# ps's report on a loaded machine.
 FLAKY = textwrap.dedent("""
     import json, os, sys, time
     config = json.loads(os.environ["TF_CONFIG"])
@@ -92,7 +94,11 @@ FLAKY = textwrap.dedent("""
     print(json.dumps({"role": role, "restarts": restarts, "pid": os.getpid(), "task": config["task"],
                       "cluster": config["cluster"], "argv": sys.argv[1:]}), flush=True)
     if role == "ps":
+        open(os.environ["PS_REPORTED"], "w").close()
         time.sleep(600)
+    deadline = time.monotonic() + 60
+    while not os.path.exists(os.environ["PS_REPORTED"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
     if restarts < int(os.environ.get("FAIL_" + role.upper(), "0")):
         os.kill(os.getpid(), 9)
     sys.exit(0)
@@ -104,6 +110,7 @@ def launch(tmp_path, capsys, monkeypatch):
     def run(*launch_args, env=None):
         script = tmp_path / "flaky.py"
         script.write_text(FLAKY)
+        monkeypatch.setenv("PS_REPORTED", str(tmp_path / "ps_reported"))
         for key, value in (env or {}).items():
             monkeypatch.setenv(key, value)
         code = cli_main.main(["launch", "--flags", "never", "--grace", "1", "--timeout", "100",
