@@ -38,10 +38,16 @@ demo-sync: $(RUNTIME) bytecode
 	$(VENV)/bin/flowmesh launch --ps 2 --workers 3 examples/distributed_mnist.py --sync
 
 # Four pytest workers on any machine: many tests wait on processes, sockets and timeouts,
-# so four overlap well even on two cores. `pytest -n 0 tests/...` runs a file serially.
+# so four overlap well even on two cores. The multi-host and fault-tolerance tests time
+# heartbeats, deadlines and partitions between real processes: they run afterwards, one at
+# a time, as they would on a machine of their own. `pytest -n 0 tests/...` runs a file serially.
+SERIAL_TESTS = tests/multihost tests/fault_tolerance
 test: $(DEV) bytecode
 	$(VENV)/bin/ruff check flowmesh tests examples benchmarks
-	$(PY) -m pytest -q -n 4 --dist worksteal tests
+	status=0; \
+	$(PY) -m pytest -q -n 4 --dist worksteal tests $(SERIAL_TESTS:%=--ignore=%) || status=1; \
+	$(PY) -m pytest -q $(SERIAL_TESTS) || status=1; \
+	exit $$status
 
 lint: $(DEV)
 	$(VENV)/bin/ruff check flowmesh tests examples benchmarks
