@@ -69,7 +69,20 @@ def test_enqueuers_read_ahead_in_order():
     generator.stop()
 
 
-def test_custom_objects_and_registration(tmp_path):
+@pytest.fixture
+def restored_registry():
+    """Keras's registry is global: what a test registers is gone after it (another test in
+    the same process expects 'Scale' to be unknown)."""
+    from flowmesh.keras.utils import generic_utils
+
+    saved = dict(generic_utils._CUSTOM_OBJECTS), dict(generic_utils._REGISTERED_NAMES)
+    yield
+    for registry, before in zip((generic_utils._CUSTOM_OBJECTS, generic_utils._REGISTERED_NAMES), saved):
+        registry.clear()
+        registry.update(before)
+
+
+def test_custom_objects_and_registration(tmp_path, restored_registry):
     @K.utils.register_keras_serializable(package="Test")
     class Scale(K.layers.Layer):
         def __init__(self, factor=2.0, **kwargs):
